@@ -1,0 +1,29 @@
+"""Project exception families.
+
+Every failure a user can act on raises one of these with a message that says what to do.
+Batch drivers catch ``ArgusError`` per document, record it and go on.
+"""
+
+
+class ArgusError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class InputError(ArgusError):
+    """A source document cannot be read or is not a usable complaint text."""
+
+
+class ConfigError(ArgusError):
+    """The configuration (file, flags or environment) is invalid or incomplete."""
+
+
+class LMCallError(ArgusError):
+    """A language-model call failed after its retries."""
+
+
+class ProgramOutputError(ArgusError):
+    """A program's output stayed invalid after the configured retries."""
+
+
+class SourceError(ArgusError):
+    """A remote source (CourtListener) refused or failed a request."""
