@@ -1,16 +1,161 @@
-"""The ``argus`` command line."""
+"""The ``argus`` command line.
+
+    argus extract PATH... --out DIR        complaints → document Event Knowledge Graphs
+    argus train-facts --out FILE           train the Fact/Non-Fact classifier
+    argus schema                           print the EKG JSON Schema
+    argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="ARGUS: legal event knowledge graphs.")
+
+
+def _overrides(
+    model: Optional[str],
+    stage_model: list[str],
+    api_base: Optional[str],
+    fact_mode: Optional[str],
+    tau: Optional[float],
+    no_resolver: bool,
+    framenet_hints: bool,
+    cache_dir: Optional[Path],
+    max_chars: Optional[int],
+) -> dict:
+    o: dict = {}
+    if model:
+        o["lm.default.model"] = model
+    if api_base:
+        o["lm.default.api_base"] = api_base
+    for item in stage_model:
+        if "=" not in item:
+            raise typer.BadParameter(f"--stage-model expects STAGE=MODEL, got {item!r}")
+        stage, m = item.split("=", 1)
+        o[f"lm.stages.{stage.strip()}.model"] = m.strip()
+    if fact_mode:
+        o["facts.mode"] = fact_mode
+    if tau is not None:
+        o["facts.tau"] = tau
+    if no_resolver:
+        o["merge.resolver"] = False
+    if framenet_hints:
+        o["extraction.framenet_hints"] = True
+    if cache_dir:
+        o["cache_dir"] = str(cache_dir)
+    if max_chars:
+        o["limits.max_document_chars"] = max_chars
+    return o
+
+
+@app.command()
+def extract(
+    paths: list[Path] = typer.Argument(..., help="Complaint text files or folders of them"),
+    out: Path = typer.Option(Path("out"), "--out", "-o", help="Output folder"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
+    model: Optional[str] = typer.Option(None, "--model", help="litellm model string for every stage (default local/smollm2)"),
+    stage_model: list[str] = typer.Option([], "--stage-model", help="STAGE=MODEL, repeatable (stage1, stage2, chunker, …)"),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server for --model"),
+    fact_mode: Optional[str] = typer.Option(None, "--fact-mode", help="classifier | hybrid | llm"),
+    tau: Optional[float] = typer.Option(None, "--tau", help="fact-classifier confidence threshold"),
+    method: str = typer.Option("staged", "--method", help="staged (the pipeline) or oneshot (the baseline)"),
+    no_resolver: bool = typer.Option(False, "--no-resolver", help="skip LLM cross-chunk resolution"),
+    framenet_hints: bool = typer.Option(False, "--framenet-hints", help="give Stage 1 FrameNet-style frame hints"),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="DSPy cache directory"),
+    max_chars: Optional[int] = typer.Option(None, "--max-chars", help="refuse documents longer than this"),
+    skip_existing: bool = typer.Option(False, "--skip-existing", help="do not redo documents whose EKG exists"),
+    no_graphml: bool = typer.Option(False, "--no-graphml", help="write only the JSON"),
+):
+    """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
+    from argus.batch import run_batch
+    from argus.config import ArgusConfig
+    from argus.errors import ArgusError
+
+    if method not in ("staged", "oneshot"):
+        raise typer.BadParameter("--method must be staged or oneshot")
+    try:
+        cfg = ArgusConfig.load(config, _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver,
+                                                  framenet_hints, cache_dir, max_chars))
+        report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command("train-facts")
+def train_facts(
+    out: Path = typer.Option(Path("fact_classifier.json"), "--out", "-o",
+                             help="Head JSON file (or a folder with --finetune)"),
+    encoder: str = typer.Option("embedded", "--encoder", help="sentence-transformers / HF model name, or 'embedded'"),
+    splits: str = typer.Option("train", "--splits", help="comma-separated splits of us_complaints to train on"),
+    eval_split: str = typer.Option("dev", "--eval-split", help="split to report figures on ('' to skip)"),
+    finetune: bool = typer.Option(False, "--finetune", help="fine-tune the encoder end to end instead of a head"),
+    epochs: int = typer.Option(3, "--epochs"),
+    limit: int = typer.Option(0, "--limit", help="use only the first N training sentences (smoke runs)"),
+):
+    """Train the Fact/Non-Fact sentence classifier on the annotated complaints."""
+    from argus.errors import ArgusError
+    from argus.facts import fact_metrics, gold_examples, train_finetuned, train_head
+
+    try:
+        texts, labels, groups = gold_examples(splits.split(","))
+        if limit:
+            texts, labels, groups = texts[:limit], labels[:limit], groups[:limit]
+        t0 = time.perf_counter()
+        if finetune:
+            clf = train_finetuned(texts, labels, out, encoder=encoder, epochs=epochs)
+        else:
+            clf = train_head(texts, labels, encoder=encoder, groups=groups)
+        secs = time.perf_counter() - t0
+        figures = {}
+        if eval_split:
+            et, el, _ = gold_examples([eval_split])
+            probs = clf.predict_proba(et)
+            figures = fact_metrics(el, [int(p >= 0.5) for p in probs])
+        if not finetune:
+            clf.meta["eval"] = {eval_split: {k: round(v, 4) for k, v in figures.items()}} if figures else {}
+            clf.save(out)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"trained on {len(texts)} sentences in {secs:.1f}s → {out}")
+    if figures:
+        typer.echo(f"{eval_split}: " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+@app.command()
+def schema(out: Optional[Path] = typer.Option(None, "--out", help="write to a file instead of stdout")):
+    """Print the JSON Schema of the document EKG."""
+    from argus.io import write_json_atomic
+    from argus.schema import export_json_schema
+
+    s = export_json_schema()
+    if out:
+        write_json_atomic(out, s)
+        typer.echo(f"wrote {out}")
+    else:
+        json.dump(s, sys.stdout, indent=1)
+        sys.stdout.write("\n")
 
 
 def _mount_subapps() -> None:
+    from argus.ingest.courtlistener import courtlistener_command
+
+    app.command("fetch-courtlistener", help="Download NOS 442 complaints from CourtListener RECAP")(courtlistener_command)
     try:
         from argus.statutes.cli import app as statutes_app
-    except ImportError:  # the statute graph is optional at import time
+    except ImportError:
         return
     app.add_typer(statutes_app, name="statutes", help="German statute knowledge graph and retrieval")
 

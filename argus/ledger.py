@@ -1,0 +1,198 @@
+"""The cost ledger: one entry per language-model call, from every model the project uses.
+
+Who writes: ``argus.lm.MeteredLM`` after each call, attributing it to the ledger, document, stage
+and program of the innermost ``ledger_context``. Who reads: the pipeline summary, the EKG output
+(entries and totals), the metrics (cost per document) and the optimizers (budgets).
+
+Entries never contain prompts, keys or API bases — only counts, prices and timings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import datetime as _dt
+import json
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One language-model call.
+
+    ``cache_hit`` calls come from DSPy's disk cache: no tokens billed, cost 0.
+    ``cost_known`` is False when neither a configured price nor litellm's price table knew the model.
+    """
+
+    doc_id: str | None
+    stage: str
+    program: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cost_known: bool
+    cache_hit: bool
+    latency_s: float
+    timestamp: str
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cache_hits: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, e: LedgerEntry) -> None:
+        self.calls += 1
+        self.prompt_tokens += e.prompt_tokens
+        self.completion_tokens += e.completion_tokens
+        self.cost_usd += e.cost_usd
+        self.cache_hits += int(e.cache_hit)
+        self.latency_s += e.latency_s
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["tokens"] = self.tokens
+        return d
+
+
+@dataclass
+class CostLedger:
+    """Append-only list of ``LedgerEntry`` with totals; thread-safe.
+
+    With ``path`` set, each entry is also appended to a JSONL file as it happens, so a killed run
+    keeps its spend record.
+    """
+
+    entries: list[LedgerEntry] = field(default_factory=list)
+    path: Path | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, entry: LedgerEntry) -> None:
+        with self._lock:
+            self.entries.append(entry)
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(asdict(entry)) + "\n")
+
+    def extend(self, entries: list[LedgerEntry]) -> None:
+        for e in entries:
+            self.add(e)
+
+    def totals(self, *, doc_id: str | None = None) -> Totals:
+        t = Totals()
+        for e in self.entries:
+            if doc_id is None or e.doc_id == doc_id:
+                t.add(e)
+        return t
+
+    def totals_by(self, key: str = "stage", *, doc_id: str | None = None) -> dict[str, Totals]:
+        out: dict[str, Totals] = {}
+        for e in self.entries:
+            if doc_id is None or e.doc_id == doc_id:
+                out.setdefault(getattr(e, key), Totals()).add(e)
+        return out
+
+    def for_document(self, doc_id: str) -> "CostLedger":
+        return CostLedger([e for e in self.entries if e.doc_id == doc_id])
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(e) for e in self.entries])
+
+    def to_json(self) -> dict:
+        return {
+            "entries": [asdict(e) for e in self.entries],
+            "totals": self.totals().as_dict(),
+            "by_stage": {k: v.as_dict() for k, v in self.totals_by("stage").items()},
+        }
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path) -> "CostLedger":
+        entries = []
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                entries.append(LedgerEntry(**json.loads(line)))
+        return cls(entries)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    ledger: CostLedger | None = None
+    doc_id: str | None = None
+    stage: str = "unattributed"
+    program: str = "unattributed"
+
+
+_CONTEXT: contextvars.ContextVar[CallContext] = contextvars.ContextVar("argus_call_context", default=CallContext())
+
+
+def current_call_context() -> CallContext:
+    return _CONTEXT.get()
+
+
+@contextlib.contextmanager
+def ledger_context(
+    ledger: CostLedger | None = None,
+    *,
+    doc_id: str | None = None,
+    stage: str | None = None,
+    program: str | None = None,
+) -> Iterator[CallContext]:
+    """Attribute the LM calls made inside the block; unset arguments inherit the outer context."""
+    outer = _CONTEXT.get()
+    ctx = CallContext(
+        ledger=ledger if ledger is not None else outer.ledger,
+        doc_id=doc_id if doc_id is not None else outer.doc_id,
+        stage=stage if stage is not None else outer.stage,
+        program=program if program is not None else outer.program,
+    )
+    token = _CONTEXT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CONTEXT.reset(token)
+
+
+def record_lm_call(
+    *,
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    cost_usd: float,
+    cost_known: bool,
+    cache_hit: bool,
+    latency_s: float,
+) -> LedgerEntry | None:
+    """Called by ``MeteredLM`` after every call; a no-op outside any ``ledger_context``."""
+    ctx = _CONTEXT.get()
+    if ctx.ledger is None:
+        return None
+    entry = LedgerEntry(
+        doc_id=ctx.doc_id,
+        stage=ctx.stage,
+        program=ctx.program,
+        model=model,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost_usd,
+        cost_known=cost_known,
+        cache_hit=cache_hit,
+        latency_s=round(latency_s, 4),
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
+    )
+    ctx.ledger.add(entry)
+    return entry

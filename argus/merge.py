@@ -1,0 +1,328 @@
+"""Document merging: deterministic merge of the mini-graphs, then LLM-assisted cross-chunk resolution.
+
+Deterministic merge (``merge_minigraphs``):
+
+1. entity ids move into a document namespace; entities that share a lowercased,
+   whitespace-normalized name or alias become one entity (union-find over all names);
+2. participants are remapped; events with the same key — (type, normalized verb, time value,
+   participant entity–role pairs, evidence ids) — are one event, accumulating their sources;
+3. edges are remapped; AFTER(a, b) is written BEFORE(b, a); self-loops created by merging and
+   duplicate edges are dropped, duplicates pooling their evidence.
+
+Cross-chunk resolution (``candidate_pairs`` + ``apply_resolutions``): only pairs of events from
+different chunks, ranked by embedding similarity of their descriptions with evidence, top-k per
+event; the resolver program's decisions collapse duplicates and add supported relations.
+
+Every decision is written to the merge log (``MergeDecision``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from argus.schema import (
+    DocCausalEdge,
+    DocEntity,
+    DocEvent,
+    DocTemporalEdge,
+    DocumentGraph,
+    EventTime,
+    MergeDecision,
+    MiniGraph,
+    Participant,
+)
+
+_PUNCT_EDGES = re.compile(r"^[\s\"'“”‘’(\[,.;:]+|[\s\"'“”‘’)\],.;:]+$")
+
+
+def normalize_name(name: str) -> str:
+    """Lowercase, collapse whitespace, trim surrounding quotes and punctuation."""
+    return _PUNCT_EDGES.sub("", " ".join(name.lower().split()))
+
+
+def normalize_verb(verb: str) -> str:
+    return " ".join(verb.lower().split())
+
+
+def _sid_key(sid: str) -> int:
+    return int(sid[1:]) if sid[1:].isdigit() else 0
+
+
+def _ordered_sids(ids) -> list[str]:
+    return sorted(set(ids), key=_sid_key)
+
+
+class _UnionFind:
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, x):
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a, b) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        self.parent[rb] = ra
+        return True
+
+
+def merge_minigraphs(minigraphs: list[MiniGraph]) -> tuple[DocumentGraph, list[MergeDecision]]:
+    log: list[MergeDecision] = []
+
+    # ---- entities
+    uf = _UnionFind()
+    records: dict[tuple[str, str], object] = {}
+    name_owner: dict[str, tuple[str, str]] = {}
+    order: list[tuple[str, str]] = []
+    for mg in minigraphs:
+        for ent in mg.graph.entities:
+            key = (mg.chunk_id, ent.id)
+            records[key] = ent
+            order.append(key)
+            uf.find(key)
+            for raw, rule in [(ent.name, "name")] + [(a, "alias") for a in ent.aliases]:
+                n = normalize_name(raw)
+                if not n:
+                    continue
+                owner = name_owner.get(n)
+                if owner is None:
+                    name_owner[n] = key
+                elif uf.union(owner, key):
+                    log.append(MergeDecision(
+                        action="merge_entities",
+                        items=[f"{owner[0]}:{owner[1]}", f"{key[0]}:{key[1]}"],
+                        rule=rule,
+                        reason=f"shared {rule} {n!r}",
+                    ))
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key in order:
+        groups.setdefault(uf.find(key), []).append(key)
+    ent_doc_id: dict[tuple[str, str], str] = {}
+    entities: list[DocEntity] = []
+    for k, (root, members) in enumerate(sorted(groups.items(), key=lambda kv: order.index(kv[1][0])), 1):
+        doc_id = f"E{k}"
+        ents = [records[m] for m in members]
+        name = max((e.name for e in ents), key=lambda s: (len(s.split()), len(s)))
+        kind = Counter(e.kind for e in ents).most_common(1)[0][0]
+        roles = [e.role for e in ents if e.role != "other"] or ["other"]
+        role = Counter(roles).most_common(1)[0][0]
+        names = {normalize_name(name)}
+        aliases = []
+        for e in ents:
+            for a in [e.name, *e.aliases]:
+                n = normalize_name(a)
+                if n and n not in names:
+                    names.add(n)
+                    aliases.append(a.strip())
+        entities.append(DocEntity(
+            id=doc_id, name=name, kind=kind, role=role, aliases=aliases,
+            sources=[f"{c}:{i}" for c, i in members],
+        ))
+        for m in members:
+            ent_doc_id[m] = doc_id
+
+    # ---- events
+    events: list[DocEvent] = []
+    by_key: dict[tuple, DocEvent] = {}
+    ev_doc_id: dict[tuple[str, str], str] = {}
+    for mg in minigraphs:
+        for ev in mg.graph.events:
+            parts = []
+            for p in ev.participants:
+                doc_ent = ent_doc_id.get((mg.chunk_id, p.entity))
+                if doc_ent is not None:
+                    parts.append(Participant(entity=doc_ent, role=p.role))
+            parts = list({(p.entity, p.role): p for p in parts}.values())
+            key = (
+                ev.type,
+                normalize_verb(ev.verb),
+                (ev.time.value or "").strip().lower(),
+                frozenset((p.entity, p.role.lower()) for p in parts),
+                frozenset(ev.evidence),
+            )
+            src = f"{mg.chunk_id}:{ev.id}"
+            if key in by_key:
+                kept = by_key[key]
+                kept.sources.append(src)
+                ev_doc_id[(mg.chunk_id, ev.id)] = kept.id
+                log.append(MergeDecision(action="merge_events", items=[kept.sources[0], src], rule="dedup_key",
+                                         reason=f"same type, verb, time, participants and evidence ({kept.id})"))
+                continue
+            doc_ev = DocEvent(
+                id=f"EV{len(events) + 1}", type=ev.type, verb=ev.verb, trigger=ev.trigger, frame=ev.frame,
+                participants=parts, time=ev.time, evidence=_ordered_sids(ev.evidence), confidence=ev.confidence,
+                sources=[src],
+            )
+            events.append(doc_ev)
+            by_key[key] = doc_ev
+            ev_doc_id[(mg.chunk_id, ev.id)] = doc_ev.id
+
+    graph = DocumentGraph(entities=entities, events=events)
+
+    # ---- edges
+    for mg in minigraphs:
+        for e in mg.graph.temporal_edges:
+            s, t = ev_doc_id.get((mg.chunk_id, e.source)), ev_doc_id.get((mg.chunk_id, e.target))
+            if s is None or t is None:
+                continue
+            _add_edge(graph, "temporal", s, t, e.relation, e.evidence, mg.chunk_id, log)
+        for e in mg.graph.causal_edges:
+            s, t = ev_doc_id.get((mg.chunk_id, e.source)), ev_doc_id.get((mg.chunk_id, e.target))
+            if s is None or t is None:
+                continue
+            _add_edge(graph, "causal", s, t, e.relation, e.evidence, mg.chunk_id, log)
+    return graph, log
+
+
+def _add_edge(graph: DocumentGraph, kind: str, s: str, t: str, relation: str, evidence, origin: str,
+              log: list[MergeDecision]) -> bool:
+    """Add an edge with normalization and dedup; returns whether a new edge was created."""
+    if kind == "temporal" and relation == "AFTER":
+        log.append(MergeDecision(action="normalize_edge", items=[s, t], rule="after_to_before",
+                                 reason=f"AFTER({s},{t}) written as BEFORE({t},{s})"))
+        s, t, relation = t, s, "BEFORE"
+    if s == t:
+        log.append(MergeDecision(action="drop_edge", items=[s], rule="self_loop",
+                                 reason=f"{kind} {relation} edge became a self-loop after merging"))
+        return False
+    edges = graph.temporal_edges if kind == "temporal" else graph.causal_edges
+    symmetric = relation in ("OVERLAP", "SAME_TIME")
+    for e in edges:
+        same = (e.source, e.target) == (s, t) or (symmetric and (e.source, e.target) == (t, s))
+        if same and e.relation == relation:
+            pooled = _ordered_sids(list(e.evidence) + list(evidence))
+            if pooled != list(e.evidence):
+                e.evidence = pooled
+            log.append(MergeDecision(action="drop_edge", items=[s, t], rule="duplicate",
+                                     reason=f"duplicate {relation} edge; evidence pooled"))
+            return False
+    cls = DocTemporalEdge if kind == "temporal" else DocCausalEdge
+    edges.append(cls(source=s, target=t, relation=relation, evidence=_ordered_sids(evidence), origin=origin))
+    return True
+
+
+# ----------------------------------------------------------------------------- cross-chunk resolution
+
+
+def _chunks_of(ev: DocEvent) -> set[str]:
+    return {s.split(":", 1)[0] for s in ev.sources}
+
+
+def describe_event(ev: DocEvent, graph: DocumentGraph, sentence_text: dict[str, str]) -> str:
+    """A compact description with the evidence sentences, used for similarity and by the resolver."""
+    names = {e.id: e.name for e in graph.entities}
+    parts = ", ".join(f"{names.get(p.entity, p.entity)} ({p.role})" for p in ev.participants) or "none"
+    when = ev.time.value if ev.time.value else ev.time.kind
+    evidence = " ".join(f"[{s}] {sentence_text.get(s, '')}" for s in ev.evidence)
+    return f"{ev.type}: {ev.verb} — \"{ev.trigger}\"; participants: {parts}; time: {when}. Evidence: {evidence}"
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    a: str
+    b: str
+    similarity: float
+
+
+def candidate_pairs(
+    graph: DocumentGraph,
+    sentence_text: dict[str, str],
+    *,
+    top_k: int = 2,
+    min_similarity: float = 0.55,
+    max_pairs: int = 24,
+    encoder: str = "embedded",
+) -> list[CandidatePair]:
+    """Cross-chunk event pairs ranked by cosine similarity of their descriptions (top-k per event)."""
+    evs = graph.events
+    if len(evs) < 2 or max_pairs <= 0:
+        return []
+    from argus.embeddings import encode
+
+    emb = encode([describe_event(e, graph, sentence_text) for e in evs], encoder)
+    sims = emb @ emb.T
+    chunks = [_chunks_of(e) for e in evs]
+    chosen: dict[tuple[int, int], float] = {}
+    for i in range(len(evs)):
+        ranked = sorted(
+            (j for j in range(len(evs)) if j != i and not (chunks[i] & chunks[j])),
+            key=lambda j: -sims[i, j],
+        )
+        for j in ranked[:top_k]:
+            if sims[i, j] >= min_similarity:
+                a, b = min(i, j), max(i, j)
+                chosen[(a, b)] = float(sims[i, j])
+    best = sorted(chosen.items(), key=lambda kv: -kv[1])[:max_pairs]
+    return [CandidatePair(evs[a].id, evs[b].id, round(s, 4)) for (a, b), s in best]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The resolver's decision on one pair (a before b in document order)."""
+
+    a: str
+    b: str
+    same_occurrence: bool
+    relation: str  # NONE or a temporal / causal relation from a to b
+    reason: str
+    model: str
+
+
+def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tuple[DocumentGraph, list[MergeDecision]]:
+    """Collapse same-occurrence pairs, remap edges, add accepted cross-chunk relations."""
+    log: list[MergeDecision] = []
+    graph = graph.model_copy(deep=True)
+    by_id = {e.id: e for e in graph.events}
+    uf = _UnionFind()
+    for r in resolutions:
+        if r.same_occurrence and r.a in by_id and r.b in by_id:
+            keep, drop = sorted([r.a, r.b], key=lambda x: int(x[2:]))
+            if uf.union(keep, drop):
+                log.append(MergeDecision(action="merge_events", items=[keep, drop], rule=f"resolver:{r.model}", reason=r.reason))
+        elif r.a in by_id and r.b in by_id:
+            log.append(MergeDecision(action="keep_separate", items=[r.a, r.b], rule=f"resolver:{r.model}",
+                                     reason=r.reason or "not the same occurrence"))
+    remap = {e.id: uf.find(e.id) for e in graph.events}
+    merged: dict[str, DocEvent] = {}
+    for ev in graph.events:
+        root = remap[ev.id]
+        if root not in merged:
+            merged[root] = by_id[root]
+        if root != ev.id:
+            target = merged[root]
+            target.evidence = _ordered_sids(target.evidence + ev.evidence)
+            target.sources = target.sources + [s for s in ev.sources if s not in target.sources]
+            seen = {(p.entity, p.role) for p in target.participants}
+            target.participants = target.participants + [p for p in ev.participants if (p.entity, p.role) not in seen]
+            if target.time.kind == "unknown" and ev.time.kind != "unknown":
+                target.time = EventTime(kind=ev.time.kind, value=ev.time.value)
+    new = DocumentGraph(entities=graph.entities, events=[e for e in graph.events if remap[e.id] == e.id])
+    for e in graph.temporal_edges:
+        _add_edge(new, "temporal", remap[e.source], remap[e.target], e.relation, e.evidence, e.origin, log)
+    for e in graph.causal_edges:
+        _add_edge(new, "causal", remap[e.source], remap[e.target], e.relation, e.evidence, e.origin, log)
+    events_now = {e.id: e for e in new.events}
+    for r in resolutions:
+        if r.same_occurrence or r.relation == "NONE":
+            continue
+        a, b = remap.get(r.a), remap.get(r.b)
+        if a is None or b is None or a == b:
+            continue
+        linked = any({e.source, e.target} == {a, b} for e in new.temporal_edges + new.causal_edges)
+        if linked:
+            log.append(MergeDecision(action="keep_separate", items=[a, b], rule=f"resolver:{r.model}",
+                                     reason=f"{r.relation} proposed but the pair is already linked"))
+            continue
+        kind = "causal" if r.relation in ("CAUSES", "ENABLES", "PREVENTS") else "temporal"
+        evidence = events_now[a].evidence + events_now[b].evidence
+        if _add_edge(new, kind, a, b, r.relation, evidence, "resolver", log):
+            log.append(MergeDecision(action="add_edge", items=[a, b], rule=f"resolver:{r.model}",
+                                     reason=f"{r.relation}: {r.reason}"))
+    return new, log

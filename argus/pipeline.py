@@ -1,0 +1,368 @@
+"""The ARGUS pipeline: complaint text → source-grounded document Event Knowledge Graph.
+
+Stages (each callable on its own, typed in and out):
+
+    preprocess     RawDocument → Document (sections, sentences with spans)
+    gate_facts     Document → Document with Fact / Non-Fact decisions (classifier, LLM fallback)
+    chunk          Document → list[Chunk] (chunker program + deterministic repair)
+    extract_chunk  Document, Chunk → MiniGraph (Stage 1, then Stage 2, each validated and repaired)
+    merge          Document, list[MiniGraph] → DocumentGraph + merge log (deterministic + resolver)
+    extract        any source → DocumentEKG (all of the above, timed and metered)
+    extract_oneshot  any source → DocumentEKG from the one-shot baseline program
+
+Every LM call runs under ``dspy.context(lm=<the stage's LM>)`` and a ledger context naming the
+document, stage and program, so the ledger attributes each call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import dspy
+
+from argus.chunking import repair_chunks, with_themes
+from argus.config import ArgusConfig
+from argus.documents import Document, RawDocument
+from argus.errors import ArgusError, InputError, LMCallError
+from argus.facts import FactGateReport, gate_facts, load_fact_classifier
+from argus.ingest.files import read_text_document
+from argus.ledger import CostLedger, Totals, ledger_context
+from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm
+from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
+from argus.preprocess import preprocess
+from argus.schema import (
+    FRAME_HINTS,
+    CausalEdge,
+    TemporalEdge,
+    Chunk,
+    DocumentEKG,
+    DocumentGraph,
+    EventGraph,
+    LedgerSection,
+    MergeDecision,
+    MiniGraph,
+    SentenceRecord,
+    StageStats,
+)
+from argus.validation import repair_graph, repair_stage1, repair_stage2
+from programs import ArgusPrograms
+
+
+@dataclass
+class _Run:
+    """Per-document bookkeeping while the pipeline runs."""
+
+    doc_id: str
+    ledger: CostLedger
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def timed(self, stage: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - t0
+
+
+class ArgusPipeline:
+    """Runs the staged pipeline (and the one-shot baseline) with one configuration."""
+
+    def __init__(self, config: ArgusConfig | None = None, programs: ArgusPrograms | None = None, classifier=None):
+        self.config = config or ArgusConfig()
+        self.programs = programs or ArgusPrograms(max_retries=self.config.extraction.max_retries)
+        self._classifier = classifier
+        self._lms: dict[str, MeteredLM] = {}
+        self.adapter = SchemaJSONAdapter()
+        _configure_cache(self.config.cache_dir)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def classifier(self):
+        if self._classifier is None:
+            self._classifier = load_fact_classifier(self.config.facts.classifier)
+        return self._classifier
+
+    def lm(self, stage: str) -> MeteredLM:
+        if stage not in self._lms:
+            self._lms[stage] = build_lm(self.config.lm.for_stage(stage))
+        return self._lms[stage]
+
+    @contextlib.contextmanager
+    def _calling(self, stage: str, program: str, run: _Run | None):
+        ledger = run.ledger if run else None
+        with dspy.context(lm=self.lm(stage), adapter=self.adapter), ledger_context(
+            ledger, doc_id=run.doc_id if run else None, stage=stage, program=program
+        ):
+            try:
+                yield
+            except ArgusError:
+                raise
+            except Exception as exc:  # provider / network / engine failures
+                raise LMCallError(f"{stage} ({self.config.lm.for_stage(stage).model}) failed: {type(exc).__name__}: {exc}") from exc
+
+    # ------------------------------------------------------------------ stages
+
+    def load(self, source: RawDocument | str | Path) -> RawDocument:
+        if isinstance(source, RawDocument):
+            raw = source
+        else:
+            raw = read_text_document(source)
+        if len(raw.text) > self.config.limits.max_document_chars:
+            raise InputError(
+                f"{raw.source}: {len(raw.text):,} characters exceeds limits.max_document_chars="
+                f"{self.config.limits.max_document_chars:,}; a complaint is rarely above 300,000 characters — "
+                "check the file, or raise the limit (--max-chars) to process it anyway"
+            )
+        return raw
+
+    def preprocess(self, raw: RawDocument) -> Document:
+        return preprocess(raw, segmenter=self.config.segmenter)
+
+    def gate_facts(self, doc: Document, run: _Run | None = None) -> tuple[Document, FactGateReport]:
+        cfg = self.config.facts
+
+        def fallback(batch: list[tuple[str, str]]):
+            try:
+                with self._calling("fact_fallback", "FactFallback", run):
+                    res = self.programs.fact_fallback(sentences=batch)
+            except LMCallError as exc:
+                if run:
+                    run.warnings.append(str(exc))
+                return None
+            if res.outputs is None:
+                return None
+            allowed = {sid for sid, _ in batch}
+            return {i for i in res.outputs["fact_ids"] if i in allowed}
+
+        return gate_facts(doc, self.classifier, mode=cfg.mode, tau=cfg.tau,
+                          fallback=fallback if cfg.mode != "classifier" else None, batch_size=cfg.batch_size)
+
+    def fact_sentences(self, doc: Document):
+        narrative = set(doc.narrative_ids)
+        facts = [s for s in doc.sentences if s.id in narrative and s.fact]
+        return facts[: self.config.limits.max_narrative_sentences]
+
+    def chunk(self, doc: Document, run: _Run | None = None) -> tuple[list[Chunk], list[str]]:
+        cfg = self.config.chunking
+        facts = self.fact_sentences(doc)
+        ids = [s.id for s in facts]
+        plan: list[list[str]] = []
+        themes: list[tuple[list[str], str]] = []
+        issues: list[str] = []
+        if cfg.use_llm and len(ids) > cfg.max_sentences:
+            try:
+                with self._calling("chunker", "SemanticChunker", run):
+                    res = self.programs.chunker(sentences=[(s.id, s.text) for s in facts], max_chunk_sentences=cfg.max_sentences)
+                if res.outputs is not None:
+                    plan = [list(c.sentence_ids) for c in res.outputs["chunks"]]
+                    themes = [(list(c.sentence_ids), c.theme) for c in res.outputs["chunks"]]
+                issues += [f"chunker: {e}" for e in res.errors]
+            except LMCallError as exc:
+                issues.append(f"chunker failed ({exc}); using fixed windows")
+        chunks, repairs = repair_chunks(plan, ids, max_sentences=cfg.max_sentences, min_sentences=cfg.min_sentences, overlap=cfg.overlap)
+        return with_themes(chunks, themes), issues + repairs
+
+    def extract_chunk(self, doc: Document, chunk: Chunk, run: _Run | None = None) -> MiniGraph:
+        idx = doc.index()
+        text = "\n".join(f"[{sid}] {idx[sid].text}" for sid in chunk.sentence_ids)
+        allowed = set(chunk.sentence_ids)
+        hints = ""
+        if self.config.extraction.framenet_hints:
+            hints = "\n".join(f"{k}: {v}" for k, v in FRAME_HINTS.items())
+        with self._calling("stage1", "Stage1Extractor", run):
+            r1 = self.programs.stage1(chunk_text=text, sentence_ids=chunk.sentence_ids, frame_hints=hints)
+        issues = [f"stage1: {e}" for e in r1.errors]
+        out1 = r1.outputs or {"entities": [], "events": []}
+        if r1.outputs is None:
+            issues.append("stage1: no usable output after retries; the chunk has no events")
+        entities, events, _, fixes = repair_stage1(out1["entities"], out1["events"], allowed)
+        issues += [f"stage1 repair: {f}" for f in fixes]
+        temporal, causal = [], []
+        attempts = {"stage1": r1.attempts}
+        if len(events) >= 2:
+            stage1_json = json.dumps(
+                {"entities": [e.model_dump() for e in entities], "events": [e.model_dump(exclude={"confidence"}) for e in events]},
+                ensure_ascii=False,
+            )
+            with self._calling("stage2", "Stage2Extractor", run):
+                r2 = self.programs.stage2(chunk_text=text, stage1_json=stage1_json, sentence_ids=chunk.sentence_ids,
+                                          event_ids=[e.id for e in events])
+            attempts["stage2"] = r2.attempts
+            issues += [f"stage2: {e}" for e in r2.errors]
+            out2 = r2.outputs or {"temporal_edges": [], "causal_edges": []}
+            temporal, causal, fixes = repair_stage2(out2["temporal_edges"], out2["causal_edges"], events, allowed)
+            issues += [f"stage2 repair: {f}" for f in fixes]
+        graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
+        return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues)
+
+    def merge(self, doc: Document, minigraphs: list[MiniGraph], run: _Run | None = None) -> tuple[DocumentGraph, list[MergeDecision]]:
+        graph, log = merge_minigraphs(minigraphs)
+        cfg = self.config.merge
+        if not cfg.resolver or len(minigraphs) < 2:
+            return graph, log
+        text = {s.id: s.text for s in doc.sentences}
+        pairs = candidate_pairs(graph, text, top_k=cfg.top_k, min_similarity=cfg.min_similarity,
+                                max_pairs=cfg.max_pairs, encoder=cfg.embedding_model)
+        by_id = {e.id: e for e in graph.events}
+        model = self.config.lm.for_stage("resolver").model
+        resolutions: list[Resolution] = []
+        for pair in pairs:
+            try:
+                with self._calling("resolver", "CrossChunkResolver", run):
+                    res = self.programs.resolver(
+                        event_a=describe_event(by_id[pair.a], graph, text),
+                        event_b=describe_event(by_id[pair.b], graph, text),
+                    )
+            except LMCallError as exc:
+                if run:
+                    run.warnings.append(f"resolver skipped {pair.a}/{pair.b}: {exc}")
+                continue
+            if res.outputs is None:
+                continue
+            o = res.outputs
+            resolutions.append(Resolution(pair.a, pair.b, bool(o["same_occurrence"]), str(o["relation"]),
+                                          str(o["reason"])[:300], model))
+        graph, more = apply_resolutions(graph, resolutions)
+        return graph, log + more
+
+    # ------------------------------------------------------------------ whole documents
+
+    def extract(self, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
+        """Run every stage on one document and return its EKG.
+
+        LM calls are also appended to ``ledger`` (when given) even if the document fails midway.
+        """
+        raw = self.load(source)
+        run = _Run(raw.doc_id, CostLedger())
+        try:
+            with run.timed("preprocess"):
+                doc = self.preprocess(raw)
+            if not doc.sentences:
+                raise InputError(f"{raw.source}: no sentences found after cleanup (is this a complaint?)")
+            with run.timed("fact_gate"):
+                doc, report = self.gate_facts(doc, run)
+            run.warnings += report.warnings
+            with run.timed("chunker"):
+                chunks, chunk_issues = self.chunk(doc, run)
+            run.warnings += [f"chunking: {i}" for i in chunk_issues if "failed" in i]
+            minigraphs = []
+            with run.timed("extraction"):
+                for ch in chunks:
+                    minigraphs.append(self.extract_chunk(doc, ch, run))
+            with run.timed("merge"):
+                graph, log = self.merge(doc, minigraphs, run)
+            if not self.fact_sentences(doc):
+                run.warnings.append("no fact sentences in the narrative: the graph is empty")
+            return self._assemble(doc, run, "staged", chunks, minigraphs, graph, log)
+        finally:
+            if ledger is not None:
+                ledger.extend(run.ledger.entries)
+
+    def extract_oneshot(self, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
+        """The one-shot baseline: the whole sentence-labeled FACTS text in one call."""
+        raw = self.load(source)
+        run = _Run(raw.doc_id, CostLedger())
+        try:
+            with run.timed("preprocess"):
+                doc = self.preprocess(raw)
+            with run.timed("fact_gate"):
+                doc, report = self.gate_facts(doc, run)
+            run.warnings += report.warnings
+            facts = self.fact_sentences(doc)
+            ids = [s.id for s in facts]
+            with run.timed("oneshot"):
+                with self._calling("oneshot", "OneShotExtractor", run):
+                    res = self.programs.oneshot(facts_text="\n".join(f"[{s.id}] {s.text}" for s in facts), sentence_ids=ids)
+            out = res.outputs or {"entities": [], "events": [], "temporal_edges": [], "causal_edges": []}
+            g = EventGraph.model_construct(
+                entities=out["entities"], events=out["events"],
+                temporal_edges=[TemporalEdge(**e.model_dump()) for e in out["temporal_edges"]],
+                causal_edges=[CausalEdge(**e.model_dump()) for e in out["causal_edges"]],
+            )
+            g, issues = repair_graph(g, set(ids))
+            mg = MiniGraph(chunk_id="C1", graph=g, attempts={"oneshot": res.attempts},
+                           issues=[f"oneshot: {e}" for e in res.errors] + issues)
+            chunk = Chunk(id="C1", sentence_ids=ids, theme="whole narrative (one-shot)")
+            with run.timed("merge"):
+                graph, log = merge_minigraphs([mg])
+            return self._assemble(doc, run, "oneshot", [chunk] if ids else [], [mg], graph, log)
+        finally:
+            if ledger is not None:
+                ledger.extend(run.ledger.entries)
+
+    def _assemble(self, doc: Document, run: _Run, method: str, chunks, minigraphs, graph, log) -> DocumentEKG:
+        narrative = set(doc.narrative_ids)
+        sentences = [
+            SentenceRecord(
+                id=s.id, text=s.text, span=s.span, section=s.section, section_heading=s.section_heading,
+                paragraph=s.paragraph, fact=s.fact, fact_probability=s.fact_probability, fact_path=s.fact_path,
+                in_narrative=s.id in narrative,
+            )
+            for s in doc.sentences
+        ]
+        by_stage = run.ledger.totals_by("stage")
+        stage_map = {"fact_gate": ["fact_fallback"], "chunker": ["chunker"], "extraction": ["stage1", "stage2"],
+                     "merge": ["resolver"], "oneshot": ["oneshot"]}
+        stages = []
+        for stage, secs in run.seconds.items():
+            t = Totals()
+            for name in stage_map.get(stage, []):
+                if name in by_stage:
+                    b = by_stage[name]
+                    t.calls += b.calls
+                    t.prompt_tokens += b.prompt_tokens
+                    t.completion_tokens += b.completion_tokens
+                    t.cost_usd += b.cost_usd
+            stages.append(StageStats(stage=stage, seconds=round(secs, 3), lm_calls=t.calls, tokens=t.tokens,
+                                     cost_usd=round(t.cost_usd, 8)))
+        return DocumentEKG(
+            doc_id=doc.doc_id,
+            source=doc.source,
+            method=method,
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            models={k: v for k, v in self.config.models().items() if method == "oneshot" or k != "oneshot"}
+            if method == "staged" else {"oneshot": self.config.lm.for_stage("oneshot").model,
+                                        "fact_fallback": self.config.lm.for_stage("fact_fallback").model},
+            facts_section_found=doc.facts_section_found,
+            warnings=list(dict.fromkeys(doc.warnings + run.warnings)),
+            sentences=sentences,
+            chunks=chunks,
+            minigraphs=minigraphs,
+            graph=graph,
+            merge_log=log,
+            stages=stages,
+            ledger=LedgerSection.model_validate(run.ledger.to_json()),
+        )
+
+
+def _configure_cache(cache_dir: Path) -> None:
+    """Point DSPy's disk cache at a project-local directory (once per process per directory)."""
+    global _CACHE_DIR
+    target = str(Path(cache_dir).expanduser().resolve() / "dspy")
+    if _CACHE_DIR == target:
+        return
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
+    _CACHE_DIR = target
+
+
+_CACHE_DIR: str | None = None
+
+
+def iter_sources(paths) -> Iterator[tuple[str, RawDocument | ArgusError]]:
+    """(label, document or the error reading it) for every file given or found in folders."""
+    from argus.ingest.files import iter_paths
+
+    for p in iter_paths(paths):
+        try:
+            yield str(p), read_text_document(p)
+        except ArgusError as exc:
+            yield str(p), exc

@@ -1,0 +1,272 @@
+"""The Event Knowledge Graph schema: entities, 5W1H-style events, temporal and causal edges.
+
+Two layers share these models:
+
+- **LLM-facing** (``Entity``, ``Event``, ``TemporalEdge``, ``CausalEdge``, ``Stage1Output``,
+  ``Stage2Output``): what Stage 1 / Stage 2 and the one-shot baseline emit; ids are local to one
+  chunk (``E1``, ``EV1``).
+- **Document-level** (``DocumentEKG``): the merged graph with document ids, the provenance of every
+  node (``sources``: the chunks it came from), every sentence with its span and fact decision, the
+  chunks, the mini-graphs, the merge log and the cost ledger.
+
+``DocumentEKG.model_json_schema()`` is the exported JSON Schema (``argus schema``); the committed
+copy lives in ``argus/resources/ekg.schema.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+SCHEMA_VERSION = "1.0"
+
+EntityKind = Literal["person", "organization", "group", "document", "location", "other"]
+LegalRole = Literal[
+    "plaintiff", "defendant", "employer", "supervisor", "coworker", "decision_maker", "hr",
+    "witness", "agency", "comparator", "other",
+]
+EventType = Literal[
+    "hiring", "promotion", "demotion", "complaint", "harassment", "discrimination",
+    "accommodation_request", "accommodation_denial", "leave", "discipline", "investigation",
+    "termination", "resignation", "pay_decision", "schedule_change", "communication", "medical",
+    "charge_filing", "other",
+]
+TimeKind = Literal["explicit", "relative", "unknown"]
+TemporalRelation = Literal["BEFORE", "AFTER", "OVERLAP", "SAME_TIME"]
+CausalRelation = Literal["CAUSES", "ENABLES", "PREVENTS"]
+
+SentenceId = Annotated[str, StringConstraints(pattern=r"^S[1-9][0-9]*$")]
+EntityId = Annotated[str, StringConstraints(pattern=r"^E[1-9][0-9]*$")]
+EventId = Annotated[str, StringConstraints(pattern=r"^EV[1-9][0-9]*$")]
+
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+LEGAL_ROLES: tuple[str, ...] = LegalRole.__args__  # type: ignore[attr-defined]
+ENTITY_KINDS: tuple[str, ...] = EntityKind.__args__  # type: ignore[attr-defined]
+TEMPORAL_RELATIONS: tuple[str, ...] = TemporalRelation.__args__  # type: ignore[attr-defined]
+CAUSAL_RELATIONS: tuple[str, ...] = CausalRelation.__args__  # type: ignore[attr-defined]
+
+# FrameNet-style frames offered as optional hints to Stage 1 (event typing guidance).
+FRAME_HINTS: dict[str, str] = {
+    "Hiring": "an employer hires or engages a person (event type hiring)",
+    "Firing": "an employer terminates a person's employment (termination)",
+    "Quitting": "a person resigns or is constructively discharged (resignation)",
+    "Change_of_leadership": "a person is promoted or appointed to a position (promotion)",
+    "Rewards_and_punishments": "discipline, warnings, write-ups, suspensions, demotions (discipline / demotion)",
+    "Complaining": "a person complains about or reports mistreatment (complaint)",
+    "Reporting": "a person reports misconduct to HR, a manager or an agency (complaint / charge_filing)",
+    "Request": "a person asks for something, e.g. an accommodation or leave (accommodation_request / leave)",
+    "Deny_or_grant_permission": "a request is granted or denied (accommodation_denial / leave)",
+    "Statement": "someone says or writes something (communication)",
+    "Harassment": "demeaning remarks, slurs, unwanted touching or advances (harassment)",
+    "Retaliation": "an adverse action taken because of protected activity (discipline / termination / demotion)",
+    "Scrutiny": "an investigation or review of a complaint or of the employee (investigation)",
+    "Commerce_pay": "pay, raises, bonuses, commissions (pay_decision)",
+    "Leave_of_absence": "medical, FMLA, parental or military leave (leave)",
+    "Medical_conditions": "a diagnosis, injury, pregnancy or treatment (medical)",
+    "Assigning": "shift, schedule, territory or duty changes (schedule_change)",
+    "Submitting_documents": "filing an EEOC or state-agency charge (charge_filing)",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Entity(_Strict):
+    """A participant: person, organization, group, document, location."""
+
+    id: EntityId = Field(description="Local id, E1..En")
+    name: str = Field(description="Fullest name used in the text")
+    kind: EntityKind
+    role: LegalRole = Field(description="Canonical legal role in the case")
+    aliases: list[str] = Field(default_factory=list, description="Other names used in the text for it")
+
+
+class Participant(_Strict):
+    entity: EntityId = Field(description="Id of an entity in the same output")
+    role: str = Field(description="Event role: agent, patient, recipient, speaker, addressee, theme, place, …")
+
+
+class EventTime(_Strict):
+    kind: TimeKind
+    value: str | None = Field(
+        default=None, description="ISO date ('2019-03-03', '2019-03') when explicit; the phrase when relative; null when unknown"
+    )
+
+
+class Event(_Strict):
+    """One distinct occurrence stated in the source (5W1H: who, what, whom, when, where, why via edges)."""
+
+    id: EventId = Field(description="Local id, EV1..EVn")
+    type: EventType
+    verb: str = Field(description="Main verb, base form (hire, fire, tell, complain, …)")
+    trigger: str = Field(description="The words in the text that state the event")
+    frame: str | None = Field(default=None, description="FrameNet-style frame name, if any")
+    participants: list[Participant] = Field(default_factory=list)
+    time: EventTime
+    evidence: list[SentenceId] = Field(min_length=1, description="Ids of the sentences that state the event")
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+
+
+class TemporalEdge(_Strict):
+    source: EventId
+    target: EventId
+    relation: TemporalRelation
+    evidence: list[SentenceId] = Field(min_length=1, description="Sentences that support the relation")
+
+
+class CausalEdge(_Strict):
+    source: EventId
+    target: EventId
+    relation: CausalRelation
+    evidence: list[SentenceId] = Field(min_length=1, description="Sentences that allege the link")
+
+
+class Stage1Output(_Strict):
+    entities: list[Entity]
+    events: list[Event]
+
+
+class Stage2Output(_Strict):
+    temporal_edges: list[TemporalEdge]
+    causal_edges: list[CausalEdge]
+
+
+class EventGraph(_Strict):
+    """A graph in the LLM-facing shape (mini-graph, gold graph, one-shot output)."""
+
+    entities: list[Entity] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    temporal_edges: list[TemporalEdge] = Field(default_factory=list)
+    causal_edges: list[CausalEdge] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- document level
+
+
+class Chunk(_Strict):
+    id: str = Field(description="C1..Cn")
+    sentence_ids: list[SentenceId]
+    theme: str = ""
+
+
+class MiniGraph(_Strict):
+    """The Stage 1 + Stage 2 output of one chunk, after validation and repair."""
+
+    chunk_id: str
+    graph: EventGraph
+    attempts: dict[str, int] = Field(default_factory=dict, description="LM attempts per stage")
+    issues: list[str] = Field(default_factory=list, description="What validation found and how it was repaired")
+
+
+class DocEntity(Entity):
+    sources: list[str] = Field(default_factory=list, description="Chunks (and local ids) the entity came from, e.g. 'C2:E1'")
+
+
+class DocEvent(Event):
+    sources: list[str] = Field(default_factory=list, description="Chunks (and local ids) the event came from, e.g. 'C2:EV3'")
+
+
+class DocTemporalEdge(TemporalEdge):
+    origin: str = Field(description="'C2' (Stage 2 of that chunk) or 'resolver'")
+
+
+class DocCausalEdge(CausalEdge):
+    origin: str
+
+
+class DocumentGraph(_Strict):
+    entities: list[DocEntity] = Field(default_factory=list)
+    events: list[DocEvent] = Field(default_factory=list)
+    temporal_edges: list[DocTemporalEdge] = Field(default_factory=list)
+    causal_edges: list[DocCausalEdge] = Field(default_factory=list)
+
+
+class MergeDecision(_Strict):
+    """One entry of the merge log."""
+
+    action: Literal[
+        "merge_entities", "merge_events", "drop_edge", "add_edge", "normalize_edge", "keep_separate"
+    ]
+    items: list[str] = Field(description="Ids involved (document ids, or chunk-qualified local ids)")
+    rule: str = Field(description="'name', 'alias', 'dedup_key', 'self_loop', 'resolver:<model>', …")
+    reason: str = ""
+
+
+class SentenceRecord(_Strict):
+    id: SentenceId
+    text: str
+    span: tuple[int, int]
+    section: str
+    section_heading: str = ""
+    paragraph: int | None = None
+    fact: bool | None
+    fact_probability: float | None
+    fact_path: Literal["classifier", "llm", "section", "none"]
+    in_narrative: bool
+
+
+class StageStats(_Strict):
+    stage: str
+    seconds: float
+    lm_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class LedgerRecord(_Strict):
+    doc_id: str | None
+    stage: str
+    program: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cost_known: bool
+    cache_hit: bool
+    latency_s: float
+    timestamp: str
+
+
+class LedgerTotals(_Strict):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int
+    cost_usd: float
+    cache_hits: int
+    latency_s: float
+
+
+class LedgerSection(_Strict):
+    entries: list[LedgerRecord]
+    totals: LedgerTotals
+    by_stage: dict[str, LedgerTotals]
+
+
+class DocumentEKG(_Strict):
+    """The document-level Event Knowledge Graph and everything needed to audit it."""
+
+    schema_version: str = SCHEMA_VERSION
+    doc_id: str
+    source: str
+    method: Literal["staged", "oneshot"] = "staged"
+    created: str
+    models: dict[str, str] = Field(description="Model string per stage (no keys, no API bases)")
+    facts_section_found: bool
+    warnings: list[str] = Field(default_factory=list)
+    sentences: list[SentenceRecord]
+    chunks: list[Chunk] = Field(default_factory=list)
+    minigraphs: list[MiniGraph] = Field(default_factory=list)
+    graph: DocumentGraph
+    merge_log: list[MergeDecision] = Field(default_factory=list)
+    stages: list[StageStats] = Field(default_factory=list)
+    ledger: LedgerSection
+
+
+def export_json_schema() -> dict:
+    schema = DocumentEKG.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://argus.invalid/ekg/{SCHEMA_VERSION}/schema.json"
+    return schema

@@ -1,0 +1,1 @@
+"""Scoring functions with textual feedback (structural checks, judges, gold matching). See issue: metrics."""

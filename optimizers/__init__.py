@@ -1,0 +1,1 @@
+"""Optimization campaigns: GEPA over the programs, the quality–cost Pareto frontier, compiled artifacts."""

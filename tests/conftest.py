@@ -1,0 +1,69 @@
+"""Shared fixtures: the shared data root, dev complaints, a scripted-LM pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from argus.paths import complaints_dir, data_root  # noqa: E402
+
+PROJECT = Path(__file__).resolve().parent.parent
+DEMO = PROJECT / "datasets" / "demo" / "complaint.txt"
+
+
+def _split_dirs(split: str) -> list[Path]:
+    root = complaints_dir(split)
+    return sorted(d for d in root.iterdir() if (d / "gold.json").exists()) if root.exists() else []
+
+
+needs_data = pytest.mark.skipif(
+    not (data_root() / "us_complaints").exists(),
+    reason=f"shared data not found at {data_root()} (set ARGUS_DATA_ROOT)",
+)
+
+
+@pytest.fixture(scope="session")
+def dev_dirs() -> list[Path]:
+    dirs = _split_dirs("dev")
+    if not dirs:
+        pytest.skip(f"no dev complaints under {complaints_dir('dev')}")
+    return dirs
+
+
+@pytest.fixture(scope="session")
+def all_dirs() -> list[Path]:
+    dirs = _split_dirs("train") + _split_dirs("dev")
+    if not dirs:
+        pytest.skip("no annotated complaints")
+    return dirs
+
+
+def load_gold(d: Path) -> dict:
+    return json.loads((d / "gold.json").read_text(encoding="utf-8"))
+
+
+def gold_sentences(gold: dict) -> list[dict]:
+    return [s for sec in gold["sections"] for p in sec["paragraphs"] for s in p]
+
+
+@pytest.fixture()
+def scripted_pipeline(tmp_path):
+    """An ArgusPipeline whose every stage LM is the scripted test double."""
+    from argus.config import ArgusConfig
+    from argus.pipeline import ArgusPipeline
+    from tests.scripted_lm import ScriptedEngine, scripted_lm
+
+    engine = ScriptedEngine()
+    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "merge.min_similarity": 0.3})
+    pipe = ArgusPipeline(cfg)
+    lm = scripted_lm(engine)
+    for stage in ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "oneshot"):
+        pipe._lms[stage] = lm
+    pipe.engine = engine
+    return pipe

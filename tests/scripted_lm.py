@@ -1,0 +1,148 @@
+"""A deterministic scripted LM for unit tests (a test double, never used by the product).
+
+It plugs into ``argus.lm.MeteredLM`` as a DSPy engine, reads which program is calling from the
+output fields named in the system prompt, reads the inputs from the ``[[ ## field ## ]]`` blocks,
+and answers with plausible, schema-valid JSON derived from the input text: one event per labeled
+sentence, a BEFORE edge between consecutive events, a CAUSES edge where a sentence says
+"because" / "in retaliation", etc. Token usage is reported from character counts so that the
+ledger has something to add up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from dspy.lm15 import Message, Response, TextPart, Usage
+
+_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
+_LABELED = re.compile(r"\[(S\d+)\]\s*(.*)")
+_NAME = re.compile(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b")
+_STOP = {"The", "On", "In", "After", "Before", "When", "While", "Between", "Her", "His", "She", "He", "Two",
+         "Plaintiff", "Defendant", "Ignore", "During", "Upon", "By", "As", "For", "Ms", "Mr", "Dr", "That", "This"}
+_VERBS = [("hired", "hiring", "hire"), ("terminated", "termination", "terminate"), ("fired", "termination", "fire"),
+          ("complain", "complaint", "complain"), ("warning", "discipline", "warn"), ("leave", "leave", "take leave"),
+          ("told", "communication", "tell"), ("emailed", "communication", "email"), ("removed", "schedule_change", "remove"),
+          ("assigned", "schedule_change", "assign"), ("pregnan", "medical", "become pregnant"), ("promot", "promotion", "promote")]
+
+
+class ScriptedEngine:
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def complete(self, request):
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in (request.system or ()))
+        user = "\n".join(m.text or "" for m in request.messages)
+        inputs = {m.group(1): m.group(2).strip() for m in _FIELD.finditer(user)}
+        outputs_section = system.split("Your output fields are:", 1)[-1]
+        out_fields = re.findall(r"`(\w+)`", outputs_section.split("All interactions", 1)[0])
+        answer = self.answer(out_fields, inputs)
+        self.calls.append({"fields": out_fields, "inputs": inputs})
+        text = json.dumps(answer)
+        return Response(
+            id=None, model="scripted", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+            usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
+                        total_tokens=(len(system + user) + len(text)) // 4),
+        )
+
+    def stream(self, request):
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self):
+        pass
+
+    # ------------------------------------------------------------------ answers per program
+
+    def answer(self, fields: list[str], inputs: dict) -> dict:
+        if "fact_ids" in fields:
+            ids = [sid for sid, text in _sentences(inputs.get("sentences", "")) if not re.search(r"willful|realleges|malicious", text)]
+            return {"fact_ids": ids}
+        if "chunks" in fields:
+            ids = [sid for sid, _ in _sentences(inputs.get("sentences", ""))]
+            size = int(inputs.get("max_chunk_sentences", "6") or 6)
+            chunks, start = [], 0
+            while start < len(ids):
+                chunks.append({"sentence_ids": ids[max(0, start - 2): start + size - 2], "theme": f"part {len(chunks) + 1}"})
+                start += size - 2
+            return {"chunks": chunks}
+        if "same_occurrence" in fields:
+            a, b = inputs.get("event_a", ""), inputs.get("event_b", "")
+            same = a.split(":")[0] == b.split(":")[0] and a.split("—")[0] == b.split("—")[0]
+            return {"same_occurrence": same, "relation": "NONE" if same else "BEFORE", "reason": "scripted decision"}
+        if "temporal_edges" in fields and "entities" in fields:
+            graph = self._stage1(inputs.get("facts", ""))
+            t, c = self._stage2(inputs.get("facts", ""), graph["events"])
+            t = [e for e in t if e["relation"] in ("BEFORE", "SAME_TIME")]
+            c = [e for e in c if e["relation"] in ("CAUSES", "ENABLES")]
+            return {**graph, "temporal_edges": t, "causal_edges": c}
+        if "temporal_edges" in fields:
+            stage1 = json.loads(inputs.get("stage1_json", "{}") or "{}")
+            t, c = self._stage2(inputs.get("chunk", ""), stage1.get("events", []))
+            return {"temporal_edges": t, "causal_edges": c}
+        if "entities" in fields:
+            return self._stage1(inputs.get("chunk", ""))
+        return {f: "" for f in fields}
+
+    def _stage1(self, text: str) -> dict:
+        entities: dict[str, dict] = {}
+        events = []
+        for sid, sentence in _sentences(text):
+            names = [n for n in _NAME.findall(sentence) if n.split()[0] not in _STOP]
+            for n in names[:2]:
+                if n not in entities:
+                    entities[n] = {"id": f"E{len(entities) + 1}", "name": n, "kind": "person", "role": "other", "aliases": []}
+            etype, verb = "other", "state"
+            for key, t, v in _VERBS:
+                if key in sentence.lower():
+                    etype, verb = t, v
+                    break
+            date = re.search(r"(January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, (\d{4})", sentence)
+            time = {"kind": "explicit", "value": date.group(0)} if date else {"kind": "unknown", "value": None}
+            events.append({
+                "id": f"EV{len(events) + 1}", "type": etype, "verb": verb, "trigger": sentence.split()[0] if sentence else verb,
+                "frame": None,
+                "participants": [{"entity": entities[n]["id"], "role": "agent" if k == 0 else "patient"} for k, n in enumerate(names[:2])],
+                "time": time, "evidence": [sid], "confidence": 0.7,
+            })
+        return {"entities": list(entities.values()), "events": events}
+
+    def _stage2(self, text: str, events: list[dict]):
+        by_sid = {e["evidence"][0]: e["id"] for e in events if e.get("evidence")}
+        sentences = dict(_sentences(text))
+        temporal, causal = [], []
+        for a, b in zip(events, events[1:]):
+            temporal.append({"source": a["id"], "target": b["id"], "relation": "BEFORE", "evidence": a["evidence"][:1] + b["evidence"][:1]})
+        for sid, sentence in sentences.items():
+            if re.search(r"because|in retaliation|as a result", sentence, re.I) and sid in by_sid:
+                prev = [e for e in events if e["id"] != by_sid[sid]]
+                if prev:
+                    causal.append({"source": prev[0]["id"], "target": by_sid[sid], "relation": "CAUSES", "evidence": [sid]})
+        return temporal, causal
+
+
+def _sentences(text: str) -> list[tuple[str, str]]:
+    out = []
+    for line in text.splitlines():
+        m = _LABELED.match(line.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def scripted_lm(engine: ScriptedEngine | None = None, model: str = "scripted/test"):
+    """A MeteredLM driven by the scripted engine (cache off, so every call is counted)."""
+    from argus.lm import MeteredLM
+
+    engine = engine or ScriptedEngine()
+
+    class _Async:
+        async def complete(self, request):
+            return engine.complete(request)
+
+        async def aclose(self):
+            pass
+
+    return MeteredLM(model, engine=engine, async_engine=_Async(), cache=False, structured_output="none",
+                     price_per_mtok=(1.0, 2.0), temperature=0.0, max_tokens=2000)

@@ -1,0 +1,92 @@
+"""Deterministic merging and the application of resolver decisions."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from argus.merge import Resolution, apply_resolutions, merge_minigraphs, normalize_name
+from argus.schema import EventGraph, MiniGraph
+
+
+def ev(i, verb, evidence, participants=(), etype="other", time=None):
+    return {"id": f"EV{i}", "type": etype, "verb": verb, "trigger": verb, "participants": [
+        {"entity": e, "role": r} for e, r in participants], "time": time or {"kind": "unknown", "value": None},
+        "evidence": evidence, "confidence": 0.9}
+
+
+def mg(chunk, entities, events, temporal=(), causal=()):
+    return MiniGraph(chunk_id=chunk, graph=EventGraph.model_validate({
+        "entities": entities, "events": events, "temporal_edges": list(temporal), "causal_edges": list(causal)}))
+
+
+def test_entities_merge_by_name_or_alias_and_events_by_key():
+    a = mg("C1", [
+        {"id": "E1", "name": "Maria Torres", "kind": "person", "role": "plaintiff", "aliases": ["Ms. Torres"]},
+        {"id": "E2", "name": "HVL", "kind": "organization", "role": "employer", "aliases": []},
+    ], [ev(1, "hire", ["S1"], [("E2", "agent"), ("E1", "patient")], "hiring"),
+        ev(2, "complain", ["S3"], [("E1", "agent")], "complaint")],
+        temporal=[{"source": "EV2", "target": "EV1", "relation": "AFTER", "evidence": ["S3"]}])
+    b = mg("C2", [
+        {"id": "E1", "name": "ms.  torres", "kind": "person", "role": "plaintiff", "aliases": []},
+        {"id": "E2", "name": "Derek Palmer", "kind": "person", "role": "supervisor", "aliases": ["Palmer"]},
+    ], [ev(1, "complain", ["S3"], [("E1", "agent")], "complaint"),
+        ev(2, "fire", ["S5"], [("E2", "agent"), ("E1", "patient")], "termination")],
+        causal=[{"source": "EV1", "target": "EV2", "relation": "CAUSES", "evidence": ["S5"]}])
+    graph, log = merge_minigraphs([a, b])
+    names = {e.name for e in graph.entities}
+    assert names == {"Maria Torres", "HVL", "Derek Palmer"}
+    torres = next(e for e in graph.entities if e.name == "Maria Torres")
+    assert set(torres.sources) == {"C1:E1", "C2:E1"}
+    assert len(graph.events) == 3  # the complaint event is the same key in both chunks
+    complaint = next(e for e in graph.events if e.verb == "complain")
+    assert complaint.sources == ["C1:EV2", "C2:EV1"]
+    # AFTER normalized to BEFORE with the endpoints swapped
+    (t,) = graph.temporal_edges
+    hire = next(e for e in graph.events if e.verb == "hire")
+    assert (t.source, t.target, t.relation) == (hire.id, complaint.id, "BEFORE")
+    (c,) = graph.causal_edges
+    assert c.source == complaint.id and c.relation == "CAUSES"
+    actions = {d.action for d in log}
+    assert {"merge_entities", "merge_events", "normalize_edge"} <= actions
+
+
+def test_resolver_merge_remaps_edges_and_drops_self_loops():
+    a = mg("C1", [], [ev(1, "complain", ["S2"]), ev(2, "warn", ["S3"])],
+           temporal=[{"source": "EV1", "target": "EV2", "relation": "BEFORE", "evidence": ["S2", "S3"]}])
+    b = mg("C2", [], [ev(1, "complained", ["S7"]), ev(2, "fire", ["S8"])],
+           temporal=[{"source": "EV1", "target": "EV2", "relation": "BEFORE", "evidence": ["S7", "S8"]}])
+    graph, _ = merge_minigraphs([a, b])
+    ids = {e.verb: e.id for e in graph.events}
+    res = [Resolution(ids["complain"], ids["complained"], True, "NONE", "restated", "m"),
+           Resolution(ids["warn"], ids["fire"], False, "CAUSES", "warnings cited in the letter", "m")]
+    merged, log = apply_resolutions(graph, res)
+    assert len(merged.events) == 3
+    kept = next(e for e in merged.events if e.id == ids["complain"])
+    assert kept.evidence == ["S2", "S7"] and len(kept.sources) == 2
+    assert {(e.source, e.target) for e in merged.temporal_edges} == {(ids["complain"], ids["warn"]), (ids["complain"], ids["fire"])}
+    (c,) = merged.causal_edges
+    assert (c.source, c.target, c.origin) == (ids["warn"], ids["fire"], "resolver")
+    assert any(d.action == "merge_events" and d.rule == "resolver:m" for d in log)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["hire", "fire", "tell"]), st.sets(st.integers(1, 12), min_size=1, max_size=3)),
+                min_size=1, max_size=10), st.integers(1, 3))
+def test_merging_never_loses_an_evidence_id(events, n_chunks):
+    mgs = []
+    for c in range(n_chunks):
+        evs = [ev(i + 1, verb, [f"S{k}" for k in sorted(sids)]) for i, (verb, sids) in enumerate(events) if i % n_chunks == c]
+        mgs.append(mg(f"C{c + 1}", [], evs))
+    graph, _ = merge_minigraphs(mgs)
+    before = {s for _, sids in events for s in (f"S{k}" for k in sids)}
+    after = {s for e in graph.events for s in e.evidence}
+    assert before == after
+    # collapsing everything through the resolver keeps them too
+    res = [Resolution(graph.events[0].id, e.id, True, "NONE", "", "m") for e in graph.events[1:]]
+    merged, _ = apply_resolutions(graph, res)
+    assert {s for e in merged.events for s in e.evidence} == before
+
+
+def test_normalize_name():
+    assert normalize_name('  "Ms.   Torres," ') == "ms. torres"

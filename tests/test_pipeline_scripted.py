@@ -1,0 +1,85 @@
+"""The whole pipeline with a scripted LM on every dev complaint: the output contract."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from argus.export import load_ekg, to_networkx, write_ekg
+from argus.ledger import CostLedger
+from argus.schema import export_json_schema
+from tests.conftest import DEMO, needs_data
+
+SCHEMA = export_json_schema()
+
+
+def check_contract(ekg, text):
+    data = ekg.model_dump(mode="json")
+    jsonschema.validate(data, SCHEMA)
+    ids = {s.id for s in ekg.sentences}
+    for s in ekg.sentences:
+        a, b = s.span
+        assert 0 <= a < b <= len(text) and text[a:b].strip()
+    evidence = [sid for e in ekg.graph.events for sid in e.evidence]
+    evidence += [sid for e in ekg.graph.temporal_edges + ekg.graph.causal_edges for sid in e.evidence]
+    assert set(evidence) <= ids
+    narrative_facts = {s.id for s in ekg.sentences if s.in_narrative and s.fact}
+    assert {sid for e in ekg.graph.events for sid in e.evidence} <= narrative_facts
+    ent = {e.id for e in ekg.graph.entities}
+    evs = {e.id for e in ekg.graph.events}
+    assert all(p.entity in ent for e in ekg.graph.events for p in e.participants)
+    assert all(e.source in evs and e.target in evs for e in ekg.graph.temporal_edges + ekg.graph.causal_edges)
+    t = ekg.ledger.totals
+    assert t.calls == len(ekg.ledger.entries)
+    assert t.tokens == sum(e.prompt_tokens + e.completion_tokens for e in ekg.ledger.entries)
+    assert t.cost_usd == pytest.approx(sum(e.cost_usd for e in ekg.ledger.entries))
+    assert sum(v.calls for v in ekg.ledger.by_stage.values()) == t.calls
+
+
+@needs_data
+def test_every_dev_complaint_yields_a_valid_grounded_ekg(scripted_pipeline, dev_dirs, tmp_path):
+    batch_ledger = CostLedger()
+    for d in dev_dirs:
+        text = (d / "complaint.txt").read_text(encoding="utf-8")
+        ekg = scripted_pipeline.extract(d / "complaint.txt", ledger=batch_ledger)
+        assert ekg.doc_id == d.name and ekg.facts_section_found
+        assert ekg.graph.events and ekg.graph.temporal_edges and len(ekg.chunks) >= 2
+        check_contract(ekg, text)
+        # chunks cover every narrative fact sentence, with overlap
+        facts = [s.id for s in ekg.sentences if s.in_narrative and s.fact]
+        assert {sid for c in ekg.chunks for sid in c.sentence_ids} == set(facts)
+        stages = {s.stage for s in ekg.stages}
+        assert {"preprocess", "fact_gate", "chunker", "extraction", "merge"} <= stages
+        paths = write_ekg(ekg, tmp_path)
+        assert load_ekg(paths["json"]) == ekg
+        g = to_networkx(ekg)
+        assert g.number_of_nodes() == len(ekg.graph.entities) + len(ekg.graph.events)
+    assert batch_ledger.totals().calls == sum(1 for _ in batch_ledger.entries) > 0
+
+
+def test_oneshot_baseline_on_the_demo(scripted_pipeline):
+    ekg = scripted_pipeline.extract_oneshot(DEMO)
+    assert ekg.method == "oneshot" and ekg.graph.events
+    assert {e.relation for e in ekg.graph.temporal_edges} <= {"BEFORE", "SAME_TIME"}
+    check_contract(ekg, DEMO.read_text(encoding="utf-8"))
+    assert [e.stage for e in ekg.ledger.entries].count("oneshot") == 1
+
+
+def test_injection_sentence_is_content_not_instruction(scripted_pipeline):
+    ekg = scripted_pipeline.extract(DEMO)
+    assert any("instructions" in w for w in ekg.warnings)
+    injected = next(s for s in ekg.sentences if s.text.startswith("Ignore all previous instructions"))
+    assert injected.in_narrative
+    # the prompts carry the sentence as labeled data inside the input field, after the instructions
+    prompts = [c["inputs"] for c in scripted_pipeline.engine.calls if "chunk" in c["inputs"]]
+    assert any(injected.id in p["chunk"] for p in prompts) or not injected.fact
+    check_contract(ekg, DEMO.read_text(encoding="utf-8"))
+
+
+def test_exported_schema_file_is_current():
+    from argus.paths import RESOURCES
+
+    committed = json.loads((RESOURCES / "ekg.schema.json").read_text())
+    assert committed == SCHEMA, "run: argus schema --out argus/resources/ekg.schema.json"
