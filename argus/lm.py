@@ -92,15 +92,33 @@ def _strip_noise(node):
 # Caps that a grammar-constrained (local) model must respect: small models otherwise repeat list
 # items or characters until max_tokens runs out. Keys are property names; "*" is any other array.
 DEFAULT_GRAMMAR_LIMITS: dict[str, int] = {
-    "entities": 6, "events": 6, "temporal_edges": 6, "causal_edges": 4, "chunks": 12,
-    "aliases": 2, "participants": 3, "evidence": 3, "sentence_ids": 12, "fact_ids": 16,
-    "*": 6, "string": 100,
+    "entities": 12, "events": 12, "temporal_edges": 12, "causal_edges": 8, "chunks": 16,
+    "aliases": 4, "participants": 4, "evidence": 4, "sentence_ids": 16, "fact_ids": 24,
+    "*": 12, "string": 200,
+}
+# The embedded 135M model fills every list to its cap, so it gets tight ones: this bounds the
+# time of an offline run without costing quality it does not have.
+EMBEDDED_GRAMMAR_LIMITS: dict[str, int] = {
+    "entities": 4, "events": 4, "temporal_edges": 4, "causal_edges": 3, "chunks": 12,
+    "aliases": 2, "participants": 2, "evidence": 2, "sentence_ids": 12, "fact_ids": 16,
+    "*": 4, "string": 60,
 }
 
 
-def _apply_limits(node, limits: dict[str, int], name: str | None = None):
+def _apply_limits(node, limits: dict[str, int], name: str | None = None, choices: dict[str, list[str]] | None = None):
     if isinstance(node, dict):
         out = dict(node)
+        allowed = (choices or {}).get(name or "")
+        if allowed:
+            target = out["items"] if out.get("type") == "array" and isinstance(out.get("items"), dict) else out
+            if target.get("type") == "string":
+                target = dict(target)
+                target.pop("pattern", None)
+                target["enum"] = list(dict.fromkeys(allowed))
+                if out.get("type") == "array":
+                    out["items"] = target
+                else:
+                    out = target
         if out.get("type") == "array":
             cap = limits.get(name or "", limits.get("*"))
             if cap is not None:
@@ -108,21 +126,24 @@ def _apply_limits(node, limits: dict[str, int], name: str | None = None):
         if out.get("type") == "string" and "enum" not in out and "pattern" not in out and limits.get("string"):
             out["maxLength"] = min(out.get("maxLength", limits["string"]), limits["string"])
         if "properties" in out:
-            out["properties"] = {k: _apply_limits(v, limits, k) for k, v in out["properties"].items()}
+            out["properties"] = {k: _apply_limits(v, limits, k, choices) for k, v in out["properties"].items()}
         if "items" in out:
-            out["items"] = _apply_limits(out["items"], limits, None)
+            out["items"] = _apply_limits(out["items"], limits, None, choices)
         for key in ("anyOf", "oneOf", "allOf"):
             if key in out:
-                out[key] = [_apply_limits(v, limits, name) for v in out[key]]
+                out[key] = [_apply_limits(v, limits, name, choices) for v in out[key]]
         return out
     return node
 
 
-def signature_output_schema(signature: type[dspy.Signature], limits: dict[str, int] | None = None) -> dict:
+def signature_output_schema(
+    signature: type[dspy.Signature], limits: dict[str, int] | None = None, choices: dict[str, list[str]] | None = None
+) -> dict:
     """JSON Schema of a signature's output fields, with refs inlined and every field required.
 
     ``limits`` adds ``maxItems`` / ``maxLength`` caps (see ``DEFAULT_GRAMMAR_LIMITS``) for
-    grammar-constrained decoding.
+    grammar-constrained decoding; ``choices`` restricts string properties (or string items of
+    array properties) of a given name to the listed values, e.g. ``{"evidence": ["S4", "S5"]}``.
     """
     fields = {
         name: (Annotated[(f.annotation, *f.metadata)] if f.metadata else f.annotation, ...)
@@ -130,7 +151,10 @@ def signature_output_schema(signature: type[dspy.Signature], limits: dict[str, i
     }
     model = pydantic.create_model("Outputs", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
     schema = _strip_noise(_inline_refs(model.model_json_schema()))
-    return _apply_limits(schema, limits) if limits else schema
+    return _apply_limits(schema, limits or {}, None, choices) if (limits or choices) else schema
+
+
+CHOICES_KEY = "argus_choices"
 
 
 class SchemaJSONAdapter(dspy.JSONAdapter):
@@ -146,14 +170,15 @@ class SchemaJSONAdapter(dspy.JSONAdapter):
     def _prepare_response_format(self, lm, lm_kwargs, signature):
         mode = getattr(lm, "structured_output", "auto")
         limits = getattr(lm, "grammar_limits", None)
+        # Per-call value constraints from the programs (see RetryingPredict); never sent as such.
+        choices = lm_kwargs.pop(CHOICES_KEY, None)
         if mode == "json_object_schema":
-            lm_kwargs["response_format"] = {"type": "json_object", "schema": signature_output_schema(signature, limits)}
+            schema = signature_output_schema(signature, limits, choices)
+            lm_kwargs["response_format"] = {"type": "json_object", "schema": schema}
             return
         if mode == "json_schema":
-            lm_kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "outputs", "schema": signature_output_schema(signature, limits)},
-            }
+            schema = signature_output_schema(signature, limits, choices)
+            lm_kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "outputs", "schema": schema}}
             return
         if mode == "none":
             return
@@ -340,10 +365,10 @@ class MeteredLM(dspy.LM):
         return state
 
 
-def _limits(spec) -> dict[str, int] | None:
+def _limits(spec, embedded: bool = False) -> dict[str, int] | None:
     if spec.grammar_limits is False:
         return None
-    limits = dict(DEFAULT_GRAMMAR_LIMITS)
+    limits = dict(EMBEDDED_GRAMMAR_LIMITS if embedded else DEFAULT_GRAMMAR_LIMITS)
     limits.update(spec.grammar_limits or {})
     return limits
 
@@ -358,7 +383,8 @@ def build_lm(spec) -> MeteredLM:
     )
     if spec.model.startswith("local/"):
         name = spec.model[len("local/") :]
-        path = embedded_gguf_path() if name in ("smollm2", "smollm2-135m") else Path(name).expanduser()
+        embedded = name in ("smollm2", "smollm2-135m")
+        path = embedded_gguf_path() if embedded else Path(name).expanduser()
         if not Path(path).exists():
             raise ConfigError(
                 f"local model {spec.model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
@@ -372,7 +398,7 @@ def build_lm(spec) -> MeteredLM:
             async_engine=AsyncLlamaCppEngine(engine),
             structured_output="json_schema",
             price_per_mtok=price,
-            grammar_limits=_limits(spec),
+            grammar_limits=_limits(spec, embedded),
             **common,
         )
     client: dict[str, Any] = {}

@@ -44,4 +44,5 @@ class SemanticChunker(dspy.Module):
             return chunk_plan_errors([c.sentence_ids for c in out["chunks"]], ids, max_chunk_sentences)
 
         text = "\n".join(f"[{sid}] {t}" for sid, t in sentences)
-        return self.plan(sentences=text, max_chunk_sentences=max_chunk_sentences, validate=validate)
+        return self.plan(sentences=text, max_chunk_sentences=max_chunk_sentences, validate=validate,
+                         choices={"sentence_ids": ids})

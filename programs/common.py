@@ -99,9 +99,20 @@ class RetryingPredict(dspy.Module):
         self.predict = dspy.Predict(signature)
         self.max_retries = max_retries
 
-    def forward(self, validate: Callable[[dict[str, Any]], list[str]] | None = None, **inputs) -> Attempted:
+    def forward(
+        self,
+        validate: Callable[[dict[str, Any]], list[str]] | None = None,
+        choices: dict[str, list[str]] | None = None,
+        **inputs,
+    ) -> Attempted:
+        """``choices`` (e.g. ``{"evidence": chunk_ids}``) lets grammar-constrained models emit only
+        those values for the named output properties; other models ignore it (validation covers them).
+        """
         from dspy.utils.exceptions import AdapterParseError
 
+        from argus.lm import CHOICES_KEY
+
+        config = {CHOICES_KEY: choices} if choices else {}
         signature = self.predict.signature
         feedback = ""
         last: dict[str, Any] | None = None
@@ -110,7 +121,7 @@ class RetryingPredict(dspy.Module):
         for _ in range(self.max_retries + 1):
             attempts += 1
             try:
-                pred = self.predict(**inputs, feedback=feedback)
+                pred = self.predict(**inputs, feedback=feedback, config=config)
                 outputs = {k: pred[k] for k in signature.output_fields}
             except AdapterParseError as exc:
                 salvaged = salvage_outputs(signature, getattr(exc, "lm_response", "") or "")

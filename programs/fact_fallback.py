@@ -43,4 +43,4 @@ class FactFallback(dspy.Module):
             return [f"ids {unknown[:8]} are not among the given sentences"] if unknown else []
 
         text = "\n".join(f"[{sid}] {t}" for sid, t in sentences)
-        return self.select(sentences=text, validate=validate)
+        return self.select(sentences=text, validate=validate, choices={"fact_ids": [sid for sid, _ in sentences]})

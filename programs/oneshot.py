@@ -64,4 +64,4 @@ class OneShotExtractor(dspy.Module):
             events = {e.id for e in out["events"]}
             return errs + stage2_errors(out["temporal_edges"], out["causal_edges"], events, allowed)
 
-        return self.extract(facts=facts_text, validate=validate)
+        return self.extract(facts=facts_text, validate=validate, choices={"evidence": list(sentence_ids)})

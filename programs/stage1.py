@@ -45,4 +45,5 @@ class Stage1Extractor(dspy.Module):
             chunk=chunk_text,
             frame_hints=frame_hints,
             validate=lambda out: stage1_errors(out["entities"], out["events"], allowed),
+            choices={"evidence": list(sentence_ids)},
         )

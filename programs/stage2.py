@@ -41,4 +41,5 @@ class Stage2Extractor(dspy.Module):
             chunk=chunk_text,
             stage1_json=stage1_json,
             validate=lambda out: stage2_errors(out["temporal_edges"], out["causal_edges"], events, allowed),
+            choices={"evidence": list(sentence_ids), "source": list(event_ids), "target": list(event_ids)},
         )

@@ -1,0 +1,81 @@
+"""Batches: bad documents are recorded and skipped, good ones are written, nothing is lost."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from argus.batch import run_batch
+from argus.cli import app
+from tests.conftest import DEMO
+
+
+def test_batch_goes_on_past_bad_documents(scripted_pipeline, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a_empty.txt").write_text("")
+    (src / "b_scan.txt").write_bytes(b"%PDF-1.4 binary")
+    (src / "c_good.txt").write_text(DEMO.read_text())
+    (src / "d_huge.txt").write_text("FACTS\n\n1.     Acme fired Jo.\n" * 60_000)
+    out = tmp_path / "out"
+    scripted_pipeline.config.limits.max_document_chars = 1_000_000
+    report = run_batch([src], out, pipeline=scripted_pipeline)
+    assert [r["doc_id"] for r in report.rows] == ["c_good"]
+    errors = {json.loads(line)["source"].rsplit("/", 1)[-1]: json.loads(line)["message"]
+              for line in (out / "errors.jsonl").read_text().splitlines()}
+    assert set(errors) == {"a_empty.txt", "b_scan.txt", "d_huge.txt"}
+    assert "empty" in errors["a_empty.txt"] and "PDF" in errors["b_scan.txt"] and "max_document_chars" in errors["d_huge.txt"]
+    ekg = json.loads((out / "c_good.ekg.json").read_text())
+    assert ekg["graph"]["events"] and (out / "c_good.graphml").exists()
+    ledger_lines = (out / "ledger.jsonl").read_text().splitlines()
+    assert len(ledger_lines) == ekg["ledger"]["totals"]["calls"]
+    assert (out / "summary.csv").read_text().startswith("doc_id,status,")
+
+
+def test_a_failure_while_writing_leaves_the_previous_output_intact(scripted_pipeline, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    run_batch([DEMO], out, pipeline=scripted_pipeline)
+    target = next(out.glob("*.ekg.json"))
+    before = target.read_text()
+
+    import argus.io
+
+    def broken_dumps(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(argus.io.json, "dumps", broken_dumps)
+    with pytest.raises(OSError):
+        run_batch([DEMO], out, pipeline=scripted_pipeline)
+    monkeypatch.undo()
+    assert target.read_text() == before
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_skip_existing(scripted_pipeline, tmp_path):
+    out = tmp_path / "out"
+    run_batch([DEMO], out, pipeline=scripted_pipeline)
+    calls = len(scripted_pipeline.engine.calls)
+    report = run_batch([DEMO], out, pipeline=scripted_pipeline, skip_existing=True)
+    assert len(scripted_pipeline.engine.calls) == calls and not report.rows
+
+
+def test_cli_errors_are_actionable(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["extract", str(DEMO), "--out", str(tmp_path), "--fact-mode", "sometimes"])
+    assert res.exit_code == 2 and "invalid configuration" in res.output
+    res = runner.invoke(app, ["extract", str(DEMO), "--out", str(tmp_path), "--model", "local/does/not/exist.gguf"])
+    assert res.exit_code == 1
+    assert "no GGUF file" in (tmp_path / "errors.jsonl").read_text()
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("lm:\n  stages:\n    stage9: {model: x}\n")
+    res = runner.invoke(app, ["extract", str(DEMO), "--config", str(cfg)])
+    assert res.exit_code == 2 and "stage9" in res.output
+
+
+def test_schema_command(tmp_path):
+    res = CliRunner().invoke(app, ["schema", "--out", str(tmp_path / "s.json")])
+    assert res.exit_code == 0
+    schema = json.loads((tmp_path / "s.json").read_text())
+    assert schema["title"] == "DocumentEKG" and "graph" in schema["properties"]

@@ -1,0 +1,119 @@
+"""Integration with the real embedded model (SmolLM2-135M GGUF through llama-cpp-python).
+
+- A Stage 1 call through litellm's OpenAI-compatible path to a real ``llama_cpp.server`` on
+  127.0.0.1 — the path users take with vLLM / llama.cpp / Ollama servers.
+- The whole pipeline, in process, on one dev complaint.
+
+The model is tiny: these tests check that everything runs, parses, validates and is metered,
+not that the graph is good.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import dspy
+import jsonschema
+import pytest
+
+from argus.config import ArgusConfig, LMSpec
+from argus.ledger import CostLedger, ledger_context
+from argus.lm import SchemaJSONAdapter, build_lm, embedded_gguf_path
+from argus.schema import export_json_schema
+from programs import ArgusPrograms
+from tests.conftest import needs_data
+from tests.test_pipeline_scripted import check_contract
+
+pytestmark = pytest.mark.integration
+
+CHUNK_IDS = ["S4", "S5", "S6"]
+CHUNK = (
+    "[S4] On March 3, 2019, Hudson Valley Logistics hired Maria Torres as a dispatcher.\n"
+    "[S5] On June 3, 2020, her supervisor Derek Palmer told her she was too old to learn the new system.\n"
+    "[S6] Two weeks later, Palmer fired Ms. Torres."
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_gguf_path()), "--model_alias", "smollm2",
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"]
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("llama_cpp.server did not start within 120 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_stage1_through_litellm_against_a_local_llama_cpp_server(llama_server, tmp_path):
+    spec = LMSpec(model="openai/smollm2", api_base=llama_server, max_tokens=700, cache=False, num_retries=0)
+    lm = build_lm(spec)
+    assert lm.structured_output == "json_object_schema"
+    ledger = CostLedger()
+    progs = ArgusPrograms(max_retries=0)
+    with dspy.context(lm=lm, adapter=SchemaJSONAdapter()), ledger_context(ledger, doc_id="t", stage="stage1", program="Stage1Extractor"):
+        res = progs.stage1(chunk_text=CHUNK, sentence_ids=CHUNK_IDS)
+    # The server constrained the output with the schema we sent: it parsed into typed objects.
+    assert res.outputs is not None, res.errors
+    for ev in res.outputs["events"]:
+        assert set(ev.evidence) <= set(CHUNK_IDS)  # the per-call choices reached the grammar
+    (entry,) = ledger.entries
+    assert entry.model == "openai/smollm2" and entry.prompt_tokens > 100 and entry.completion_tokens > 0
+    assert not entry.cache_hit
+    # what the server received: the litellm request carried our json_object + schema format
+    sent = lm.history[-1]["kwargs"]["response_format"]
+    assert sent["type"] == "json_object" and "events" in json.dumps(sent["schema"])
+    assert "api_base" not in json.dumps(lm.dump_state())
+
+
+@needs_data
+def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
+    path = Path(os.environ.get("ARGUS_DATA_ROOT", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    complaint = path / "us_complaints" / "dev" / "nysd-1-24-cv-03572" / "complaint.txt"
+    if not complaint.exists():
+        pytest.skip(f"{complaint} not found")
+    from argus.pipeline import ArgusPipeline
+
+    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache")})
+    assert cfg.lm.for_stage("stage1").model == "local/smollm2"
+    ekg = ArgusPipeline(cfg).extract(complaint)
+    check_contract(ekg, complaint.read_text(encoding="utf-8"))
+    jsonschema.validate(ekg.model_dump(mode="json"), export_json_schema())
+    stages = {e.stage for e in ekg.ledger.entries}
+    assert {"stage1"} <= stages and ekg.ledger.totals.calls >= len(ekg.chunks)
+    assert ekg.ledger.totals.cost_usd == 0.0  # the embedded model is priced at 0
+    assert ekg.graph.events, "the embedded model should produce at least one grounded event"
