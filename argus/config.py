@@ -173,9 +173,6 @@ class ArgusConfig(_Strict):
         except ValidationError as exc:
             raise ConfigError(f"invalid configuration: {exc}") from exc
 
-    def models(self) -> dict[str, str]:
-        return {s: self.lm.for_stage(s).model for s in PIPELINE_STAGES + ("oneshot",)}
-
 
 def _set_dotted(data: dict, dotted: str, value) -> None:
     keys = dotted.split(".")

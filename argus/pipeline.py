@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Iterator
 
 import dspy
+from dspy.utils.exceptions import LMError
 
 from argus.chunking import repair_chunks, with_themes
-from argus.config import ArgusConfig
+from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.documents import Document, RawDocument
 from argus.errors import ArgusError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
@@ -104,10 +105,10 @@ class ArgusPipeline:
         ):
             try:
                 yield
-            except ArgusError:
-                raise
-            except Exception as exc:  # provider / network / engine failures
-                raise LMCallError(f"{stage} ({self.config.lm.for_stage(stage).model}) failed: {type(exc).__name__}: {exc}") from exc
+            except (LMError, OSError, TimeoutError) as exc:  # provider, network, engine failures
+                raise LMCallError(
+                    f"{stage} ({self.config.lm.for_stage(stage).model}) failed: {type(exc).__name__}: {exc}"
+                ) from exc
 
     # ------------------------------------------------------------------ stages
 
@@ -299,6 +300,10 @@ class ArgusPipeline:
             if ledger is not None:
                 ledger.extend(run.ledger.entries)
 
+    def _models(self, method: str) -> dict[str, str]:
+        stages = ("fact_fallback", "oneshot") if method == "oneshot" else PIPELINE_STAGES
+        return {s: self.config.lm.for_stage(s).model for s in stages}
+
     def _assemble(self, doc: Document, run: _Run, method: str, chunks, minigraphs, graph, log) -> DocumentEKG:
         narrative = set(doc.narrative_ids)
         sentences = [
@@ -329,9 +334,7 @@ class ArgusPipeline:
             source=doc.source,
             method=method,
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            models={k: v for k, v in self.config.models().items() if method == "oneshot" or k != "oneshot"}
-            if method == "staged" else {"oneshot": self.config.lm.for_stage("oneshot").model,
-                                        "fact_fallback": self.config.lm.for_stage("fact_fallback").model},
+            models=self._models(method),
             facts_section_found=doc.facts_section_found,
             warnings=list(dict.fromkeys(doc.warnings + run.warnings)),
             sentences=sentences,

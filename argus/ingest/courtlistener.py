@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from argus.documents import RawDocument
+from argus.io import write_text_atomic
 from argus.errors import ConfigError, SourceError
 
 if TYPE_CHECKING:
@@ -586,19 +586,7 @@ def iter_courtlistener_complaints(
 
 def _write_atomic(path: Path, content: str) -> None:
     """Write ``content`` so that ``path`` is either absent/old or complete, never half written."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_text_atomic(path, content, newline="")
 
 
 def complaint_paths(out_dir: Path, doc_id: str) -> tuple[Path, Path]:

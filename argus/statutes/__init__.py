@@ -1,0 +1,1 @@
+"""German federal statutes as a knowledge graph, with structure-driven retrieval (see docs/statutes.md)."""

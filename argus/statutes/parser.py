@@ -1,0 +1,788 @@
+"""Parse gesetze-im-internet.de XML (gii-norm.dtd 1.01) into statute-graph nodes and edges.
+
+One XML file is one code (``<dokumente>``), made of ``<norm>`` elements in reading order: a header
+norm with the code's metadata, structural-unit norms (``gliederungseinheit`` with a
+``gliederungskennzahl`` of 3 digits per level) and provision norms (``enbez``: "§ 622", "Art 3",
+"Anlage 1" …). Inside a provision every ``<P>`` is an Absatz (usually printed "(1)"), ``<DL>``
+lists are Nummern / Buchstaben / Doppelbuchstaben, and Sätze are found by
+:mod:`argus.statutes.sentences`.
+
+Text lives once per § (the ``text`` attribute of the section node); every node below carries
+``start``/``end`` offsets into it, so a node's text always contains its children's text and the
+graph stays small enough for the whole federal corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import islice
+
+from lxml import etree
+
+from argus.statutes.model import Level, contains_edge
+from argus.statutes.sentences import split_sentences
+
+# --------------------------------------------------------------------------------------------
+# Records handed to the graph builder
+
+
+@dataclass
+class CodeInfo:
+    """Metadata of one code (one XML file)."""
+
+    key: str  #: corpus key = ``jurabk`` ("SGB 5", "UWG 2004"); unique in a graph
+    node_id: str  #: the code's BJNR number, also its node id
+    jurabk: str
+    amtabk: str | None
+    title: str | None  #: ``langue``: the long title
+    short_title: str | None  #: ``kurzue``
+    source: str  #: file the code was read from
+    stand: str | None = None
+    sections: int = 0
+
+
+@dataclass
+class ParseIssue:
+    """A problem met while reading the corpus: recorded and reported, never fatal for the batch."""
+
+    source: str
+    kind: str  #: malformed_xml | no_code_metadata | duplicate_code | duplicate_id | empty_norm | unknown_list
+    message: str
+    code: str | None = None
+    doknr: str | None = None
+
+
+@dataclass
+class SectionLayout:
+    """What the citation pass needs about one § after parsing: its Sätze and list items."""
+
+    section_id: str
+    code_key: str
+    saetze: list[tuple[int, int, str]]  #: (start, end, satz id) in reading order
+    items: list[tuple[int, int, str]]  #: (start, end, node id) of Nummern/Buchstaben, outer first
+
+
+@dataclass
+class ParsedCode:
+    info: CodeInfo
+    nodes: list[tuple[str, dict]]
+    edges: list[tuple[str, str, str]]  #: (parent, child, edge type)
+    layouts: list[SectionLayout]
+    sections: dict[tuple[str, str], str]  #: (kind, number) -> section id, incl. aliases
+    issues: list[ParseIssue] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Text buffer with offsets
+
+
+class _TextBuffer:
+    """Accumulates normalized text and hands out exact offsets into the final string."""
+
+    __slots__ = ("parts", "pos", "pending_space", "line_start")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pos = 0
+        self.pending_space = False
+        self.line_start = True
+
+    def text(self, s: str | None) -> None:
+        if not s:
+            return
+        core = " ".join(s.split())
+        if not core:
+            if not self.line_start:
+                self.pending_space = True
+            return
+        if (self.pending_space or s[0].isspace()) and not self.line_start:
+            self.parts.append(" ")
+            self.pos += 1
+        self.parts.append(core)
+        self.pos += len(core)
+        self.pending_space = s[-1].isspace()
+        self.line_start = False
+
+    def newline(self) -> None:
+        if not self.line_start:
+            self.parts.append("\n")
+            self.pos += 1
+            self.line_start = True
+        self.pending_space = False
+
+    def value(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def content_end(self) -> int:
+        """Offset after the last non-newline character (a span should not end in a line break)."""
+        return self.pos - 1 if self.line_start and self.parts and self.parts[-1] == "\n" else self.pos
+
+
+@dataclass
+class _Item:
+    level: Level
+    label: str
+    start: int
+    end: int
+    children: list[_Item]
+
+
+@dataclass
+class _AbsatzDraft:
+    label: str
+    printed: bool
+    start: int
+    label_end: int
+    end: int
+    blocks: list[tuple[int, int]]
+    items: list[_Item]
+    markers: list[int]  #: printed sentence numbers at Absatz level (EStG)
+
+
+# --------------------------------------------------------------------------------------------
+# Patterns
+
+_ABSATZ_LABEL = re.compile(r"\s*\((\d{1,3}[a-z]{0,2})\)")
+_NUMMER_LABEL = re.compile(r"^(\d{1,4}[a-z]{0,3})\.?$")
+_BUCHSTABE_LABEL = re.compile(r"^([a-zäöü])\)$")
+_DOPPEL_LABEL = re.compile(r"^(([a-zäöü])\2{1,2})\)$")
+_ROMAN_LABEL = re.compile(r"^([IVXLC]+)\.$")
+_SECTION_ENBEZ = re.compile(r"^\s*(?:\(XXXX\)\s*)?(§§?|Art\.?|Artikel)\s*(.+?)\s*$")
+_REPEALED_TEXT = re.compile(
+    r"^\s*(?:(?:bis|und|u\.)\s*\(\d+[a-z]?\)\s*)?(?:[-–]+|\(?\s*(?:weggefallen|aufgehoben|gestrichen)\s*\)?\s*[-–]?)\s*$",
+    re.I,
+)
+_ARTICLE_BEZ = re.compile(r"^\s*(Art\.?|Artikel|§)\s*(\d+[a-z]?)\s*$")
+_RANGE_SPLIT = re.compile(r"\s*(?:,|und|u\.|bis|-|–)\s*")
+
+_SKIP_TAGS = frozenset({"FnR", "IMG", "colspec", "kommentar"})
+_INLINE_TAGS = frozenset({"B", "I", "U", "F", "NB", "small", "SUB", "Ident", "DD"})
+_BLOCK_TAGS = frozenset({"P", "pre", "Title", "Subtitle", "TOC", "SP"})
+_MOVED_TITLE = re.compile(r"^\(\s*(?:jetzt|nunmehr|künftig)\b.*\)$")
+_FOOTNOTE_TAGS = frozenset({"Footnotes", "Footnote", "FnArea"})
+_LIST_LEVEL_BY_TYPE = {
+    "arabic": Level.NUMMER,
+    "alpha": Level.BUCHSTABE,
+    "a-alpha": Level.DOPPELBUCHSTABE,
+    "a3-alpha": Level.DOPPELBUCHSTABE,
+    "Roman": Level.NUMMER,
+}
+_SEGMENT = {
+    Level.ABSATZ: "abs",
+    Level.SATZ: "s",
+    Level.NUMMER: "nr",
+    Level.BUCHSTABE: "bst",
+    Level.DOPPELBUCHSTABE: "dbst",
+}
+
+_TYPE_NAME = {lvl: lvl.type_name for lvl in Level}
+_CONTAINS = {lvl: contains_edge(lvl) for lvl in Level}
+
+TOC_KINDS = frozenset({"inhaltsübersicht", "inhaltsverzeichnis"})
+
+
+def _norm_ws(s: str | None) -> str:
+    return " ".join(s.split()) if s else ""
+
+
+def _label_level(label: str) -> Level | None:
+    if _NUMMER_LABEL.match(label):
+        return Level.NUMMER
+    if _BUCHSTABE_LABEL.match(label):
+        return Level.BUCHSTABE
+    if _DOPPEL_LABEL.match(label):
+        return Level.DOPPELBUCHSTABE
+    if _ROMAN_LABEL.match(label):
+        return Level.NUMMER
+    return None
+
+
+def _clean_label(label: str) -> str:
+    return label.strip().rstrip(".)").strip()
+
+
+def section_kind_and_number(enbez: str) -> tuple[str, str | None, list[str]]:
+    """Split an ``enbez`` into (kind, number, extra numbers covered).
+
+    ``"§ 622"`` → ("§", "622", []); ``"Art 3"`` → ("Art", "3", []);
+    ``"(XXXX) §§ 2354 bis 2359"`` → ("§", "2354 bis 2359", ["2354", …, "2359"]);
+    ``"Anlage 1"`` → ("anlage", "1", []); ``"Inhaltsübersicht"`` → ("inhaltsübersicht", None, []).
+    """
+    m = _SECTION_ENBEZ.match(enbez)
+    if m:
+        kind = "§" if m.group(1).startswith("§") else "Art"
+        number = m.group(2).strip()
+        covered: list[str] = []
+        if m.group(1) == "§§" or re.search(r"\b(?:bis|und|u\.)\b|,", number):
+            covered = _expand_number_group(number)
+        return kind, number, covered
+    words = enbez.replace("(XXXX)", "").split(None, 1)
+    if not words:
+        return "other", None, []
+    kind = words[0].lower()
+    return kind, (words[1].strip() if len(words) > 1 else None), []
+
+
+def _expand_number_group(number: str) -> list[str]:
+    """Numbers covered by a grouped enbez: "16 und 17", "2354 bis 2359", "31 bis 33a und 34"."""
+    covered: list[str] = []
+    tokens = re.findall(r"\d+[a-z]?|bis", number)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "bis":
+            i += 1
+            continue
+        if i + 2 < len(tokens) and tokens[i + 1] == "bis":
+            lo, hi = tokens[i], tokens[i + 2]
+            lo_n, hi_n = int(re.match(r"\d+", lo).group()), int(re.match(r"\d+", hi).group())
+            covered.append(lo)
+            if hi_n - lo_n <= 500:
+                covered.extend(str(n) for n in range(lo_n + 1, hi_n + 1) if str(n) not in (lo,))
+            if hi not in covered:
+                covered.append(hi)
+            i += 3
+            continue
+        covered.append(tok)
+        i += 1
+    return covered
+
+
+# --------------------------------------------------------------------------------------------
+# The parser
+
+
+class _CodeParser:
+    def __init__(self, root: etree._Element, source: str) -> None:
+        self.root = root
+        self.source = source
+        self.nodes: list[tuple[str, dict]] = []
+        self.edges: list[tuple[str, str, str]] = []
+        self.layouts: list[SectionLayout] = []
+        self.sections: dict[tuple[str, str], str] = {}
+        self.issues: list[ParseIssue] = []
+        self.ids: set[str] = set()
+        self.containers: dict[str, dict] = {}  #: attrs of units and sections, for nesting decisions
+        self.order = 0
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _issue(self, kind: str, message: str, doknr: str | None = None) -> None:
+        self.issues.append(ParseIssue(self.source, kind, message, self.key, doknr))
+
+    def _unique(self, node_id: str) -> str:
+        if node_id not in self.ids:
+            self.ids.add(node_id)
+            return node_id
+        n = 2
+        while f"{node_id}~{n}" in self.ids:
+            n += 1
+        self._issue("duplicate_id", f"label repeated: {node_id} (kept as ~{n})", node_id.split("/")[0])
+        node_id = f"{node_id}~{n}"
+        self.ids.add(node_id)
+        return node_id
+
+    def _add(self, node_id: str, parent: str | None, level: Level, attrs: dict) -> None:
+        attrs["type"] = _TYPE_NAME[level]
+        attrs["code"] = self.key
+        attrs["order"] = self.order
+        if parent is not None:
+            attrs["parent"] = parent
+            self.edges.append((parent, node_id, _CONTAINS[level]))
+        self.order += 1
+        self.nodes.append((node_id, attrs))
+        if level is Level.UNIT or level is Level.SECTION:
+            self.containers[node_id] = attrs
+            holder = self.containers.get(parent) if parent is not None else None
+            if holder is not None and holder["type"] == "section":
+                holder["nested"] = True  # an article holding §§ (EGBGB): its text includes theirs
+
+    # -- code ---------------------------------------------------------------------------------
+    def parse(self) -> ParsedCode | None:
+        norms = self.root.findall("norm")
+        if not norms:
+            self.key = None
+            self._issue("no_code_metadata", "no <norm> elements: not a gii-norm document")
+            return None
+        header = norms[0].find("metadaten")
+        jurabk = _norm_ws(header.findtext("jurabk")) if header is not None else ""
+        if not jurabk:
+            self.key = None
+            self._issue("no_code_metadata", "the first <norm> has no <jurabk>")
+            return None
+        self.key = jurabk
+        bjnr = self.root.get("doknr") or norms[0].get("doknr") or jurabk
+        stand = None
+        if header is not None:
+            stand_el = header.find("standangabe/standkommentar")
+            stand = _norm_ws("".join(stand_el.itertext())) if stand_el is not None else None
+        self.info = CodeInfo(
+            key=jurabk,
+            node_id=bjnr,
+            jurabk=jurabk,
+            amtabk=_norm_ws(header.findtext("amtabk")) or None,
+            title=_norm_ws(header.findtext("langue")) or None,
+            short_title=_norm_ws(header.findtext("kurzue")) or None,
+            source=self.source,
+            stand=stand,
+        )
+        self.ids.add(bjnr)
+        code_attrs = {
+            "label": jurabk,
+            "jurabk": jurabk,
+            "amtabk": self.info.amtabk or "",
+            "title": self.info.title or "",
+            "short_title": self.info.short_title or "",
+            "source": self.source,
+            "stand": stand or "",
+        }
+        self._add(bjnr, None, Level.CODE, code_attrs)
+
+        by_kennzahl: dict[str, str] = {}
+        container = bjnr
+        first = True
+        for norm in norms:
+            md = norm.find("metadaten")
+            if md is None:
+                continue
+            enbez = _norm_ws(md.findtext("enbez"))
+            unit = md.find("gliederungseinheit")
+            doknr = norm.get("doknr") or ""
+            if first:
+                first = False
+                if not enbez and unit is None:
+                    continue  # header norm
+            if unit is not None:
+                kz = (unit.findtext("gliederungskennzahl") or "").strip()
+                bez = _norm_ws(unit.findtext("gliederungsbez"))
+                parent = self._unit_parent(kz, by_kennzahl, bjnr)
+                if enbez:
+                    # A provision carrying its enclosing unit (EGBGB: "Art 229" › "§ 5").
+                    holder = by_kennzahl.get(kz, parent)
+                    self._section(norm, md, doknr, enbez, holder)
+                    continue
+                title_el = unit.find("gliederungstitel")
+                title = _norm_ws("".join(title_el.itertext())) if title_el is not None else ""
+                art = _ARTICLE_BEZ.match(bez)
+                if art:
+                    sid = self._section(
+                        norm, md, doknr, f"{'§' if art.group(1) == '§' else 'Art'} {art.group(2)}", parent, title=title
+                    )
+                    if sid is not None and kz:
+                        by_kennzahl[kz] = sid
+                    container = parent
+                    continue
+                uid = self._unique(doknr or f"{bjnr}/unit{kz}")
+                content = norm.find("textdaten/text/Content")
+                note = _norm_ws("".join(content.itertext())) if content is not None else ""
+                self._add(
+                    uid,
+                    parent,
+                    Level.UNIT,
+                    {
+                        "label": bez,
+                        "title": title,
+                        "kennzahl": kz,
+                        "repealed": bool(_REPEALED_TEXT.match(title) or (note and _REPEALED_TEXT.match(note))),
+                        "note": note,
+                    },
+                )
+                if kz:
+                    by_kennzahl[kz] = uid
+                container = uid
+                continue
+            if enbez or norm.find("textdaten/text/Content") is not None:
+                self._section(norm, md, doknr, enbez, container)
+        self.info.sections = sum(1 for _, a in self.nodes if a["type"] == "section")
+        return ParsedCode(self.info, self.nodes, self.edges, self.layouts, self.sections, self.issues)
+
+    def _article_holder(self, parent: str) -> dict | None:
+        """The enclosing article-section of a § (through units such as "Art 248 › Abschnitt 1")."""
+        node = parent
+        while node is not None:
+            attrs = self.containers.get(node)
+            if attrs is None:
+                return None
+            if attrs["type"] == "section":
+                return attrs if attrs["kind"] == "Art" else None
+            node = attrs.get("parent")
+        return None
+
+    @staticmethod
+    def _unit_parent(kz: str, by_kennzahl: dict[str, str], code_id: str) -> str:
+        cut = len(kz) - 3
+        while cut > 0:
+            parent = by_kennzahl.get(kz[:cut])
+            if parent is not None:
+                return parent
+            cut -= 3
+        return code_id
+
+    # -- sections -----------------------------------------------------------------------------
+    def _section(
+        self,
+        norm: etree._Element,
+        md: etree._Element,
+        doknr: str,
+        enbez: str,
+        parent: str,
+        title: str | None = None,
+    ) -> str | None:
+        if title is None:
+            title_el = md.find("titel")
+            title = _norm_ws("".join(title_el.itertext())) if title_el is not None else ""
+        if enbez:
+            kind, number, covered = section_kind_and_number(enbez)
+        else:
+            kind, number, covered = "other", None, []
+        holder = self._article_holder(parent) if kind == "§" else None
+        if holder is not None:
+            # § nested in an article (EGBGB "Art 229 § 5"): its number carries the article's.
+            number = f"{holder['number']} § {number}"
+            covered = [f"{holder['number']} § {c}" for c in covered]
+        sid = self._unique(doknr or f"{self.info.node_id}/{kind}{number}")
+        label = enbez.replace("(XXXX)", "").strip()
+        heading = f"{label} {title}".strip() if label and title else (label or title)
+        render = _Render()
+        render.buf.text(heading)
+        render.buf.newline()
+        textdaten = norm.find("textdaten")
+        content = textdaten.find("text/Content") if textdaten is not None else None
+        drafts = self._absaetze(content, render) if content is not None else []
+        if textdaten is not None:
+            for fn in textdaten.iterfind("text/Footnotes"):
+                render.footnotes.append(_norm_ws(" ".join(fn.itertext())))
+            fus = textdaten.find("fussnoten")
+            if fus is not None and len(fus):
+                fus_text = _norm_ws(" ".join(fus.itertext()))
+                if fus_text:
+                    render.footnotes.append(fus_text)
+        text = render.buf.value().rstrip()
+        body = text[len(heading) :].strip() if heading else text.strip()
+        repealed = (
+            "(XXXX)" in enbez
+            or bool(not body and title and (_REPEALED_TEXT.match(title) or _MOVED_TITLE.match(title)))
+            or bool(len(body) < 40 and _REPEALED_TEXT.match(body))
+        )
+        if not body and not repealed:
+            self._issue("empty_norm", f"{label or title or doknr}: no text", doknr)
+        attrs = {
+            "label": label or title,
+            "kind": kind,
+            "number": number or "",
+            "title": title,
+            "text": text,
+            "repealed": repealed,
+            "footnotes": "\n".join(f for f in render.footnotes if f),
+            "notes": "\n".join(n for n in render.notes if n),
+            "doknr": doknr,
+            "tables": render.tables,
+        }
+        self._add(sid, parent, Level.SECTION, attrs)
+        if kind in ("§", "Art"):
+            if number:
+                self.sections.setdefault((kind, number), sid)
+                for alias in covered:
+                    self.sections.setdefault((kind, alias), sid)
+        elif kind != "other":
+            self.sections.setdefault((kind, number or ""), sid)  # "Anlage 1", "Präambel"
+        layout = SectionLayout(sid, self.key, [], [])
+        only_one = len(drafts) == 1 and not drafts[0].printed
+        for draft in drafts:
+            draft.end = min(draft.end, len(text))
+            aid = self._unique(f"{sid}/abs{draft.label}")
+            a_body = text[draft.label_end : draft.end]
+            a_repealed = len(a_body) < 40 and bool(_REPEALED_TEXT.match(a_body))
+            self._add(
+                aid,
+                sid,
+                Level.ABSATZ,
+                {
+                    "label": draft.label,
+                    "printed": draft.printed,
+                    "implicit": only_one,
+                    "section": sid,
+                    "start": draft.start,
+                    "end": draft.end,
+                    "repealed": a_repealed,
+                },
+            )
+            if a_repealed or not a_body.strip():
+                continue
+            if len(draft.markers) > 1 or (draft.markers and draft.markers[0] > draft.label_end + 2):
+                spans = _spans_from_markers(text, draft.label_end, draft.end, draft.markers)
+            else:
+                spans = split_sentences(text, draft.label_end, draft.end, draft.blocks)
+            satz_ids: list[tuple[int, int, str]] = []
+            for i, (s, e) in enumerate(spans, 1):
+                zid = self._unique(f"{aid}/s{i}")
+                self._add(zid, aid, Level.SATZ, {"label": str(i), "section": sid, "start": s, "end": e})
+                satz_ids.append((s, e, zid))
+            layout.saetze.extend(satz_ids)
+            for item in draft.items:
+                holder = satz_ids[-1][2]
+                for s, e, zid in satz_ids:
+                    if s <= item.start < e:
+                        holder = zid
+                        break
+                self._emit_item(item, holder, sid, layout)
+        self.layouts.append(layout)
+        return sid
+
+    def _emit_item(self, item: _Item, parent: str, sid: str, layout: SectionLayout) -> None:
+        nid = self._unique(f"{parent}/{_SEGMENT[item.level]}{item.label}")
+        self._add(nid, parent, item.level, {"label": item.label, "section": sid, "start": item.start, "end": item.end})
+        layout.items.append((item.start, item.end, nid))
+        for child in item.children:
+            self._emit_item(child, nid, sid, layout)
+
+    # -- Absätze ------------------------------------------------------------------------------
+    def _absaetze(self, content: etree._Element, render: _Render) -> list[_AbsatzDraft]:
+        blocks = []
+        for child in content:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            if tag in _FOOTNOTE_TAGS:
+                render.footnotes.append(_norm_ws(" ".join(child.itertext())))
+                continue
+            if tag == "noindex":
+                render.notes.append(_norm_ws(" ".join(child.itertext())))
+                continue
+            head = "".join(islice(child.itertext(), 4))
+            if not head.strip() and not "".join(child.itertext()).strip():
+                continue
+            m = _ABSATZ_LABEL.match(head) if tag == "P" else None
+            blocks.append((child, m.group(1) if m else None))
+        if not blocks:
+            return []
+        labelled = any(label for _, label in blocks)
+        groups: list[tuple[str, bool, list[etree._Element]]] = []
+        if not labelled:
+            for i, (el, _) in enumerate(blocks, 1):
+                groups.append((str(i), False, [el]))
+        else:
+            pending: list[etree._Element] = []
+            for el, label in blocks:
+                if label:
+                    groups.append((label, True, pending + [el]))
+                    pending = []
+                elif groups:
+                    groups[-1][2].append(el)
+                else:
+                    pending.append(el)  # text before "(1)": joins the first Absatz
+            if pending:
+                groups.append((str(len(groups) + 1), False, pending))
+        drafts: list[_AbsatzDraft] = []
+        buf = render.buf
+        for label, printed, elements in groups:
+            buf.newline()
+            start = buf.pos
+            draft = _AbsatzDraft(label, printed, start, start, start, [], [], [])
+            for k, el in enumerate(elements):
+                if k:
+                    buf.newline()
+                render.element(el, draft.items, draft.blocks, draft.markers, 0, False)
+            draft.end = buf.content_end
+            drafts.append(draft)
+        text = buf.value()
+        for draft in drafts:
+            if draft.printed:
+                m = _ABSATZ_LABEL.match(text, draft.start, draft.end)
+                draft.label_end = m.end() if m else draft.start
+        return drafts
+
+
+def _spans_from_markers(text: str, start: int, end: int, markers: list[int]) -> list[tuple[int, int]]:
+    """Sätze from printed sentence numbers (EStG prints them as ``<SUP class="Rec">``)."""
+    cuts = [start] + [m for m in markers if start < m < end] + [end]
+    spans = []
+    for s, e in zip(cuts, cuts[1:]):
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s:
+            spans.append((s, e))
+    return spans
+
+
+class _Render:
+    """Renders a provision's mixed content into one text with offsets for lists, tables, Sätze."""
+
+    __slots__ = ("buf", "footnotes", "notes", "tables", "images", "unlabelled_items")
+
+    def __init__(self) -> None:
+        self.buf = _TextBuffer()
+        self.footnotes: list[str] = []
+        self.notes: list[str] = []
+        self.tables = 0
+        self.images = 0
+        self.unlabelled_items = 0
+
+    def element(
+        self,
+        el: etree._Element,
+        items: list[_Item],
+        blocks: list[tuple[int, int]] | None,
+        markers: list[int] | None,
+        depth: int,
+        in_table: bool,
+    ) -> None:
+        """Emit ``el``'s text and children (not its tail); lists and tables become blocks/items."""
+        buf = self.buf
+        buf.text(el.text)
+        prev_tag = None
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str):  # comments, processing instructions
+                buf.text(child.tail)
+                continue
+            if tag in _INLINE_TAGS:
+                self.element(child, items, blocks, markers, depth, in_table)
+            elif tag == "SUP" and child.get("class") == "Rec":
+                if markers is not None and depth == 0:
+                    markers.append(buf.pos)
+                buf.pending_space = True
+            elif tag in _SKIP_TAGS:
+                if tag == "IMG":
+                    self.images += 1
+            elif tag in _FOOTNOTE_TAGS:
+                self.footnotes.append(_norm_ws(" ".join(child.itertext())))
+            elif tag == "noindex":
+                self.notes.append(_norm_ws(" ".join(child.itertext())))
+            elif tag == "BR":
+                buf.newline()
+            elif tag == "DL":
+                buf.newline()
+                b_start = buf.pos
+                self.dlist(child, items, depth, in_table)
+                buf.newline()
+                if blocks is not None and depth == 0:
+                    blocks.append((b_start, buf.pos))
+            elif tag == "table":
+                self.tables += 1
+                buf.newline()
+                b_start = buf.pos
+                self.table(child)
+                buf.newline()
+                if blocks is not None and depth == 0:
+                    blocks.append((b_start, buf.pos))
+            elif tag in _BLOCK_TAGS:
+                buf.newline()
+                self.element(child, items, blocks, markers, depth, in_table)
+                buf.newline()
+            elif tag == "LA" and prev_tag == "LA":
+                buf.newline()
+                self.element(child, items, blocks, markers, depth, in_table)
+            else:
+                self.element(child, items, blocks, markers, depth, in_table)
+            prev_tag = tag
+            buf.text(child.tail)
+
+    def dlist(self, dl: etree._Element, items: list[_Item], depth: int, in_table: bool) -> None:
+        pairs: list[tuple[str, etree._Element | None]] = []
+        label = ""
+        for child in dl:
+            if child.tag == "DT":
+                if label:
+                    pairs.append((label, None))
+                label = _norm_ws("".join(child.itertext())) or "?"
+            elif child.tag == "DD":
+                pairs.append((label, child))
+                label = ""
+        if label:
+            pairs.append((label, None))
+        votes: dict[Level | None, int] = {}
+        for lab, _ in pairs:
+            lvl = _label_level(lab)
+            votes[lvl] = votes.get(lvl, 0) + 1
+        level = max(votes, key=lambda k: (votes[k], k is not None)) if votes else None
+        if level is None and not any(_clean_label(lab) not in ("", "?") for lab, _ in pairs):
+            level = _LIST_LEVEL_BY_TYPE.get(dl.get("Type") or "")  # unlabelled items: trust the Type
+        buf = self.buf
+        for ordinal, (lab, dd) in enumerate(pairs, 1):
+            buf.newline()
+            start = buf.pos
+            if lab != "?":
+                buf.text(lab)
+            child_items: list[_Item] = []
+            if dd is not None:
+                buf.pending_space = True
+                self.element(dd, child_items, None, None, depth + 1, in_table)
+            end = buf.content_end
+            clean = _clean_label(lab)
+            if level is not None and clean in ("", "?"):
+                clean = str(ordinal) if level is Level.NUMMER else ""
+            if level is None or in_table or not clean:
+                self.unlabelled_items += 1
+                items.extend(child_items)
+                continue
+            items.append(_Item(level, clean, start, end, child_items))
+
+    def table(self, table: etree._Element) -> None:
+        buf = self.buf
+        for row in table.iter("row"):
+            buf.newline()
+            first = True
+            for entry in row.iterfind("entry"):
+                if not first:
+                    buf.text(" | ")
+                first = False
+                self.element(entry, [], None, None, 1, True)
+            buf.newline()
+
+
+def parse_code(xml: bytes | str, source: str) -> ParsedCode | list[ParseIssue]:
+    """Parse one gii-norm XML document; on failure return the issues instead of raising.
+
+    ``xml`` is the raw document (bytes) or a filesystem path (str). A malformed file yields a
+    ``malformed_xml`` issue so a corpus build can record it and go on.
+    """
+    try:
+        if isinstance(xml, bytes):
+            root = etree.fromstring(xml, parser=_xml_parser())
+        else:
+            root = etree.parse(xml, parser=_xml_parser()).getroot()
+    except (etree.XMLSyntaxError, OSError) as exc:
+        return [ParseIssue(source, "malformed_xml", f"cannot parse XML: {exc}")]
+    if root is None or root.tag != "dokumente":
+        tag = None if root is None else root.tag
+        return [ParseIssue(source, "no_code_metadata", f"root element is <{tag}>, expected <dokumente>")]
+    parser = _CodeParser(root, source)
+    parsed = parser.parse()
+    if parsed is None:
+        return parser.issues
+    return parsed
+
+
+def read_code_info(xml: bytes, source: str) -> CodeInfo | None:
+    """Only the header of a code (abbreviations and titles), without parsing its norms."""
+    import io
+
+    try:
+        for _, el in etree.iterparse(
+            io.BytesIO(xml), events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True
+        ):
+            jurabk = _norm_ws(el.findtext("jurabk"))
+            if not jurabk:
+                return None
+            root = el.getparent().getparent()
+            bjnr = (root.get("doknr") if root is not None else None) or el.getparent().get("doknr") or jurabk
+            return CodeInfo(
+                key=jurabk,
+                node_id=bjnr,
+                jurabk=jurabk,
+                amtabk=_norm_ws(el.findtext("amtabk")) or None,
+                title=_norm_ws(el.findtext("langue")) or None,
+                short_title=_norm_ws(el.findtext("kurzue")) or None,
+                source=source,
+            )
+    except etree.XMLSyntaxError:
+        return None
+    return None
+
+
+def _xml_parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)

@@ -1,0 +1,409 @@
+"""Resolving written references to graph nodes, and adding the ``cites_*`` edges.
+
+A reference resolves to the most specific node that exists: "§ 5 Absatz 1 Satz 2 Nummer 3" names
+a Nummer, "Absatz 2" (written inside § 5) names § 5 Abs. 2. Relative references resolve against
+the citing node: a Satz reference against the citing Absatz, a Nummer reference against the
+citing Absatz's Sätze, a Buchstabe reference against the citing Nummer. When a written level does
+not exist (a Satz count the splitter got wrong, a repealed Absatz) the edge points to the deepest
+ancestor found and is marked ``partial``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+import re
+from dataclasses import replace
+
+from argus.statutes.citations import Designator, Reference, ReferenceParser, RefPath, Style
+from argus.statutes.codes import CodeRegistry
+from argus.statutes.model import Level, cites_edge
+from argus.statutes.parser import TOC_KINDS, SectionLayout
+
+_SEG = {
+    Level.ABSATZ: "/abs",
+    Level.SATZ: "/s",
+    Level.NUMMER: "/nr",
+    Level.BUCHSTABE: "/bst",
+    Level.DOPPELBUCHSTABE: "/dbst",
+}
+_TYPE_LEVEL = {
+    "section": Level.SECTION,
+    "absatz": Level.ABSATZ,
+    "satz": Level.SATZ,
+    "nummer": Level.NUMMER,
+    "buchstabe": Level.BUCHSTABE,
+    "doppelbuchstabe": Level.DOPPELBUCHSTABE,
+}
+MAX_RANGE = 200
+_CONTEXT_DESIGNATOR = re.compile(r"\b(?:aus|nach|gemäß)\s+(?:dem|der|den)\s+")
+_CONTEXT_UNKNOWN = re.compile(r"[A-ZÄÖÜ][\wäöüß-]*(?:gesetz|gesetzbuch|ordnung|verordnung|abkommen|übereinkommen)\b")
+
+
+@dataclass
+class CitationReport:
+    """What the citation pass found and did, for the stats tables."""
+
+    mentions: int = 0  #: references read in Satz text
+    edges: int = 0  #: distinct cites_* edges added (after range expansion)
+    intra_code: int = 0
+    cross_code: int = 0
+    partial: int = 0  #: edges that stop above the written depth
+    relative: int = 0  #: edges from relative references ("Absatz 2", "nach Satz 1") rather than "§ …"
+    unresolved: int = 0  #: references whose § (or relative anchor) was not found
+    unknown_law: int = 0  #: references to laws outside the loaded corpus (counted, no edge)
+    by_target: Counter = field(default_factory=Counter)
+    unknown_designators: Counter = field(default_factory=Counter)
+    unresolved_examples: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "mentions": self.mentions,
+            "edges": self.edges,
+            "intra_code": self.intra_code,
+            "cross_code": self.cross_code,
+            "partial": self.partial,
+            "relative": self.relative,
+            "unresolved": self.unresolved,
+            "unknown_law": self.unknown_law,
+            "by_target": dict(self.by_target),
+            "unknown_designators": dict(self.unknown_designators.most_common(50)),
+            "unresolved_examples": self.unresolved_examples[:50],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CitationReport:
+        rep = cls(
+            **{
+                k: d.get(k, 0)
+                for k in (
+                    "mentions",
+                    "edges",
+                    "intra_code",
+                    "cross_code",
+                    "partial",
+                    "relative",
+                    "unresolved",
+                    "unknown_law",
+                )
+            }
+        )
+        rep.by_target = Counter(d.get("by_target", {}))
+        rep.unknown_designators = Counter(d.get("unknown_designators", {}))
+        rep.unresolved_examples = list(d.get("unresolved_examples", []))
+        return rep
+
+
+class ProvisionLocator:
+    """Walks node ids downwards: ids are paths, so a child is found by composing its id."""
+
+    def __init__(self, graph: nx.MultiDiGraph, sections: dict[str, dict[tuple[str, str], str]]) -> None:
+        self.graph = graph
+        # The plain attribute dict of networkx (``G._node``): NodeView lookups cost 3x more in this hot path.
+        self.nodes = graph._node
+        self.sections = sections
+        self._ordered: dict[str, tuple[list[int], list[str]]] = {}
+
+    def section(self, code: str, number: str, kind: str = "§") -> str | None:
+        index = self.sections.get(code)
+        if index is None:
+            return None
+        sid = index.get((kind, number))
+        if sid is None:
+            sid = index.get(("Art" if kind == "§" else "§", number))  # courts mix "§" and "Art."
+        return sid
+
+    def level_of(self, node: str) -> Level:
+        return _TYPE_LEVEL.get(self.nodes[node]["type"], Level.CODE)
+
+    def _sub(self, node: str, level: Level, label: str) -> str | None:
+        cand = node + _SEG[level] + label
+        return cand if cand in self.nodes else None
+
+    def _ordered_children(self, node: str, level: Level) -> list[str]:
+        prefix = node + _SEG[level]
+        out = []
+        for v, keys in self.graph.adj[node].items():
+            if v.startswith(prefix) and any(k.startswith("contains_") for k in keys):
+                out.append(v)
+        return out
+
+    def child(self, node: str, level: Level, label: str, hint: str | None = None) -> str | None:
+        """The ``level`` node labelled ``label`` under ``node``, looking through levels a citation may skip.
+
+        Citations skip levels that are implicit in the text: "§ 4 Nr. 12" skips the single
+        Absatz and the Satz holding the list. ``hint`` (the citing Satz) is searched first.
+        """
+        direct = self._sub(node, level, label)
+        if direct is not None:
+            return direct
+        node_level = self.level_of(node)
+        if node_level is Level.SECTION and level > Level.ABSATZ:
+            absaetze = self._ordered_children(node, Level.ABSATZ)
+            if hint is not None:
+                absaetze.sort(key=lambda a: not hint.startswith(a + "/"))
+            for a in absaetze:
+                found = self.child(a, level, label, hint)
+                if found is not None:
+                    return found
+            return None
+        if node_level is Level.ABSATZ and level > Level.SATZ:
+            saetze = self._ordered_children(node, Level.SATZ)
+            if hint is not None:
+                saetze.sort(key=lambda s: not (hint == s or hint.startswith(s + "/")))
+            for s in saetze:
+                found = self.child(s, level, label, hint)
+                if found is not None:
+                    return found
+            return None
+        if node_level in (Level.SATZ, Level.NUMMER) and level >= Level.BUCHSTABE:
+            for n in self._ordered_children(node, Level.NUMMER):
+                found = self._sub(n, level, label)
+                if found is not None:
+                    return found
+        return None
+
+    def descend(self, start: str, path: RefPath, from_level: Level, hint: str | None = None) -> tuple[str, bool]:
+        """Follow ``path`` from ``start`` through the levels below ``from_level``; (node, complete)."""
+        node = start
+        for level in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE):
+            if level < from_level:
+                continue
+            label = path.get(level)
+            if label is None:
+                continue
+            nxt = self.child(node, level, label, hint)
+            if nxt is None:
+                return node, False
+            node = nxt
+        return node, True
+
+    def siblings_range(self, first: str, last_label: str) -> list[str]:
+        """Nodes from ``first`` to the sibling labelled ``last_label`` in document order ("bis")."""
+        parent = self.nodes[first].get("parent")
+        if parent is None:
+            return [first]
+        level = self.level_of(first)
+        if level is Level.SECTION:
+            return [first]
+        siblings = self._ordered_children(parent, level)
+        if first not in siblings:
+            return [first]
+        i = siblings.index(first)
+        end_id = parent + _SEG[level] + last_label
+        if end_id not in siblings:
+            return [first]
+        j = siblings.index(end_id)
+        if j < i or j - i > MAX_RANGE:
+            return [first]
+        return siblings[i : j + 1]
+
+    def section_range(self, code: str, first_sid: str, last_number: str, kind: str) -> list[str]:
+        last = self.section(code, last_number, kind)
+        if last is None:
+            return [first_sid]
+        o1, o2 = self.nodes[first_sid]["order"], self.nodes[last]["order"]
+        if o2 <= o1:
+            return [first_sid]
+        if code not in self._ordered:
+            ordered = sorted(set(self.sections.get(code, {}).values()), key=lambda sid: self.nodes[sid]["order"])
+            self._ordered[code] = ([self.nodes[sid]["order"] for sid in ordered], ordered)
+        orders, sids = self._ordered[code]
+        i = bisect.bisect_left(orders, o1)
+        j = bisect.bisect_right(orders, o2)
+        return sids[i:j][: MAX_RANGE + 1]
+
+
+class CitationLinker:
+    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code)."""
+
+    def __init__(
+        self, graph: nx.MultiDiGraph, registry: CodeRegistry, sections: dict[str, dict[tuple[str, str], str]]
+    ) -> None:
+        self.graph = graph
+        self.registry = registry
+        self.locator = ProvisionLocator(graph, sections)
+        self.parser = ReferenceParser(registry, Style.STATUTE)
+        self.report = CitationReport()
+        self._context_cache: dict[str, Designator | None] = {}
+
+    def link(self, layouts: list[SectionLayout]) -> CitationReport:
+        nodes = self.graph._node
+        edges: dict[tuple[str, str, str], dict] = {}
+        for layout in layouts:
+            if not layout.saetze:
+                continue
+            sec = nodes[layout.section_id]
+            if sec["kind"] in TOC_KINDS:
+                continue  # a table of contents lists §§, it does not cite them
+            text = sec["text"]
+            first = layout.saetze[0][0]
+            refs = self.parser.parse(text, citing_code=layout.code_key, start=first)
+            if not refs:
+                continue
+            starts = [s for s, _, _ in layout.saetze]
+            item_starts = [a for a, _, _ in layout.items]
+            for ref in refs:
+                i = bisect.bisect_right(starts, ref.span[0]) - 1
+                if i < 0:
+                    continue
+                s, e, satz = layout.saetze[i]
+                if ref.span[0] >= e:
+                    continue  # between Sätze (an Absatz label): not part of any Satz
+                origin = satz
+                j = bisect.bisect_right(item_starts, ref.span[0]) - 1
+                while j >= 0:  # items are in document order, children after parents: the first
+                    a, b, item = layout.items[j]  # enclosing one found walking back is the deepest
+                    if b > ref.span[0]:
+                        if a >= s:
+                            origin = item
+                        break
+                    j -= 1
+                self.report.mentions += 1
+                if ref.designator.kind == "implicit" and origin != satz:
+                    context = self._list_context(layout, ref.span[0], text)
+                    if context is not None:
+                        ref = replace(ref, designator=context)
+                for target, complete in self._targets(ref, layout, satz, origin, text):
+                    if target == satz:
+                        continue
+                    t_attrs = nodes[target]
+                    level = _TYPE_LEVEL.get(t_attrs["type"], Level.SECTION)
+                    key = cites_edge(level)
+                    cross = t_attrs["code"] != layout.code_key
+                    edges.setdefault(
+                        (satz, target, key),
+                        {
+                            "type": key,
+                            "mention": text[ref.span[0] : ref.span[1]],
+                            "origin": origin,
+                            "cross_code": cross,
+                            "partial": not complete,
+                            "designator": ref.designator.kind,
+                            "relative": ref.path.top is not Level.SECTION,
+                        },
+                    )
+        succ, pred = self.graph._succ, self.graph._pred  # direct insertion, as in graph._add_tree
+        for (u, v, k), attrs in edges.items():
+            keydict = succ[u].get(v)
+            if keydict is None:
+                keydict = {}
+                succ[u][v] = keydict
+                pred[v][u] = keydict
+            keydict[k] = attrs
+            self.report.edges += 1
+            self.report.by_target[k] += 1
+            if attrs["cross_code"]:
+                self.report.cross_code += 1
+            else:
+                self.report.intra_code += 1
+            if attrs["partial"]:
+                self.report.partial += 1
+            if attrs["relative"]:
+                self.report.relative += 1
+        return self.report
+
+    def _targets(
+        self, ref: Reference, layout: SectionLayout, satz: str, origin: str, text: str
+    ) -> list[tuple[str, bool]]:
+        des = ref.designator
+        path = ref.path
+        if des.kind == "unknown":
+            self.report.unknown_law += 1
+            self.report.unknown_designators[des.text] += 1
+            return []
+        code = des.code or layout.code_key
+        loc = self.locator
+        top = path.top
+        if top is Level.SECTION:
+            number = path.section_number
+            sid = loc.section(code, number, path.kind) if number else None
+            if sid is None and code != layout.code_key and des.kind == "code":
+                # "§ 312d Absatz 1 in Verbindung mit Artikel 246b des EGBGB": the designator binds the
+                # last reference; an earlier one that only exists in the citing code belongs to it.
+                sid = loc.section(layout.code_key, number, path.kind) if number else None
+                if sid is not None:
+                    code = layout.code_key
+            if sid is None:
+                self._unresolved(ref, code, satz, text)
+                return []
+            if path.range_end is not None and path.deepest is Level.SECTION:
+                return [(s, True) for s in loc.section_range(code, sid, path.range_end, path.kind)]
+            node, complete = loc.descend(sid, path, Level.ABSATZ, hint=satz if code == layout.code_key else None)
+        else:
+            if des.kind == "code" and des.code != layout.code_key:
+                self._unresolved(ref, code, satz, text)  # "Absatz 2 des Handelsgesetzbuchs" has no § to anchor on
+                return []
+            anchor = self._relative_anchor(top, layout.section_id, satz, origin)
+            if anchor is None:
+                self._unresolved(ref, code, satz, text)
+                return []
+            node, complete = loc.descend(anchor, path, top, hint=satz)
+            if node == anchor and not complete and top >= Level.NUMMER and anchor != layout.section_id:
+                # "nach Nummer 3" may point into a list of another Absatz of the same §
+                anchor = layout.section_id
+                node, complete = loc.descend(anchor, path, top, hint=satz)
+            if node == anchor and not complete:
+                self._unresolved(ref, code, satz, text)
+                return []
+        if path.range_end is not None and complete:
+            return [(n, True) for n in loc.siblings_range(node, path.range_end)]
+        return [(node, complete)]
+
+    def _list_context(self, layout: SectionLayout, pos: int, text: str):
+        """A code named in the intro of an enclosing list item ("1. aus dem Strafgesetzbuch:")."""
+        containing = [(a, b, item) for a, b, item in layout.items if a <= pos < b]
+        for a, b, item in reversed(containing):
+            cached = self._context_cache.get(item, False)
+            if cached is not False:
+                if cached is not None:
+                    return cached
+                continue
+            intro_end = b
+            for c, _, other in layout.items:
+                if a < c < intro_end and other != item:
+                    intro_end = c
+            intro = text[a:intro_end].rstrip()
+            found = None
+            if intro.endswith(":"):
+                for m in _CONTEXT_DESIGNATOR.finditer(text, a, intro_end):
+                    nm = self.registry.match_name(text, m.end())
+                    if nm is not None:
+                        found = Designator("code", nm.key, text[m.start() : nm.end], (m.start(), nm.end))
+                        break
+                    um = _CONTEXT_UNKNOWN.match(text, m.end(), intro_end)
+                    if um:
+                        found = Designator("unknown", None, text[m.start() : um.end()], (m.start(), um.end()))
+                        break
+            self._context_cache[item] = found
+            if found is not None:
+                return found
+        return None
+
+    def _relative_anchor(self, top: Level, section: str, satz: str, origin: str) -> str | None:
+        nodes = self.graph._node
+        if top is Level.ABSATZ:
+            return section
+        absatz = nodes[satz]["parent"]
+        if top in (Level.SATZ, Level.NUMMER):
+            return absatz
+        # Buchstabe / Doppelbuchstabe: the enclosing Nummer (or Buchstabe) of the mention
+        node = origin
+        want = "nummer" if top is Level.BUCHSTABE else "buchstabe"
+        while node != satz and node in nodes:
+            if nodes[node]["type"] == want:
+                return node
+            node = nodes[node]["parent"]
+        return satz
+
+    def _unresolved(self, ref: Reference, code: str, satz: str, text: str) -> None:
+        self.report.unresolved += 1
+        if len(self.report.unresolved_examples) < 200:
+            s, e = ref.span
+            self.report.unresolved_examples.append(
+                f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
+            )
