@@ -2,6 +2,7 @@
 
     argus extract PATH... --out DIR        complaints → document Event Knowledge Graphs
     argus train-facts --out FILE           train the Fact/Non-Fact classifier
+    argus validate OUT_DIR                 check EKG files against the output contract
     argus schema                           print the EKG JSON Schema
     argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
 """
@@ -132,6 +133,31 @@ def train_facts(
     typer.echo(f"trained on {len(texts)} sentences in {secs:.1f}s → {out}")
     if figures:
         typer.echo(f"{eval_split}: " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+@app.command()
+def validate(out: Path = typer.Argument(..., help="A folder of *.ekg.json files, or one file")):
+    """Check EKG files against the output contract (schema, spans, evidence ids, ledger totals)."""
+    from argus.contract import check_file
+
+    files = sorted(out.glob("*.ekg.json")) if out.is_dir() else [out]
+    if not files:
+        typer.secho(f"no *.ekg.json files in {out}", fg="red", err=True)
+        raise typer.Exit(2)
+    failed = 0
+    for f in files:
+        ekg, problems = check_file(f)
+        if problems:
+            failed += 1
+            typer.secho(f"FAIL {f.name}", fg="red")
+            for p in problems[:20]:
+                typer.echo(f"  {p}")
+        else:
+            g = ekg.graph
+            typer.echo(f"ok   {f.name}: {len(ekg.sentences)} sentences, {len(g.events)} events, "
+                       f"{len(g.temporal_edges)}+{len(g.causal_edges)} edges, {ekg.ledger.totals.calls} LM calls")
+    typer.echo(f"{len(files) - failed}/{len(files)} files satisfy the contract")
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()

@@ -56,8 +56,11 @@ from programs import ArgusPrograms
 
 
 @dataclass
-class _Run:
-    """Per-document bookkeeping while the pipeline runs."""
+class DocumentRun:
+    """Per-document bookkeeping while the pipeline runs: its ledger, warnings and stage timings.
+
+    Pass one to the stage methods (``gate_facts``, ``chunk``, …) to meter calls made outside ``extract``.
+    """
 
     doc_id: str
     ledger: CostLedger
@@ -98,7 +101,7 @@ class ArgusPipeline:
         return self._lms[stage]
 
     @contextlib.contextmanager
-    def _calling(self, stage: str, program: str, run: _Run | None):
+    def _calling(self, stage: str, program: str, run: DocumentRun | None):
         ledger = run.ledger if run else None
         with dspy.context(lm=self.lm(stage), adapter=self.adapter), ledger_context(
             ledger, doc_id=run.doc_id if run else None, stage=stage, program=program
@@ -128,7 +131,7 @@ class ArgusPipeline:
     def preprocess(self, raw: RawDocument) -> Document:
         return preprocess(raw, segmenter=self.config.segmenter)
 
-    def gate_facts(self, doc: Document, run: _Run | None = None) -> tuple[Document, FactGateReport]:
+    def gate_facts(self, doc: Document, run: DocumentRun | None = None) -> tuple[Document, FactGateReport]:
         cfg = self.config.facts
 
         def fallback(batch: list[tuple[str, str]]):
@@ -152,7 +155,7 @@ class ArgusPipeline:
         facts = [s for s in doc.sentences if s.id in narrative and s.fact]
         return facts[: self.config.limits.max_narrative_sentences]
 
-    def chunk(self, doc: Document, run: _Run | None = None) -> tuple[list[Chunk], list[str]]:
+    def chunk(self, doc: Document, run: DocumentRun | None = None) -> tuple[list[Chunk], list[str]]:
         cfg = self.config.chunking
         facts = self.fact_sentences(doc)
         ids = [s.id for s in facts]
@@ -172,7 +175,7 @@ class ArgusPipeline:
         chunks, repairs = repair_chunks(plan, ids, max_sentences=cfg.max_sentences, min_sentences=cfg.min_sentences, overlap=cfg.overlap)
         return with_themes(chunks, themes), issues + repairs
 
-    def extract_chunk(self, doc: Document, chunk: Chunk, run: _Run | None = None) -> MiniGraph:
+    def extract_chunk(self, doc: Document, chunk: Chunk, run: DocumentRun | None = None) -> MiniGraph:
         idx = doc.index()
         text = "\n".join(f"[{sid}] {idx[sid].text}" for sid in chunk.sentence_ids)
         allowed = set(chunk.sentence_ids)
@@ -205,7 +208,7 @@ class ArgusPipeline:
         graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
         return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues)
 
-    def merge(self, doc: Document, minigraphs: list[MiniGraph], run: _Run | None = None) -> tuple[DocumentGraph, list[MergeDecision]]:
+    def merge(self, doc: Document, minigraphs: list[MiniGraph], run: DocumentRun | None = None) -> tuple[DocumentGraph, list[MergeDecision]]:
         graph, log = merge_minigraphs(minigraphs)
         cfg = self.config.merge
         if not cfg.resolver or len(minigraphs) < 2:
@@ -243,7 +246,7 @@ class ArgusPipeline:
         LM calls are also appended to ``ledger`` (when given) even if the document fails midway.
         """
         raw = self.load(source)
-        run = _Run(raw.doc_id, CostLedger())
+        run = DocumentRun(raw.doc_id, CostLedger())
         try:
             with run.timed("preprocess"):
                 doc = self.preprocess(raw)
@@ -271,7 +274,7 @@ class ArgusPipeline:
     def extract_oneshot(self, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
         """The one-shot baseline: the whole sentence-labeled FACTS text in one call."""
         raw = self.load(source)
-        run = _Run(raw.doc_id, CostLedger())
+        run = DocumentRun(raw.doc_id, CostLedger())
         try:
             with run.timed("preprocess"):
                 doc = self.preprocess(raw)
@@ -304,7 +307,7 @@ class ArgusPipeline:
         stages = ("fact_fallback", "oneshot") if method == "oneshot" else PIPELINE_STAGES
         return {s: self.config.lm.for_stage(s).model for s in stages}
 
-    def _assemble(self, doc: Document, run: _Run, method: str, chunks, minigraphs, graph, log) -> DocumentEKG:
+    def _assemble(self, doc: Document, run: DocumentRun, method: str, chunks, minigraphs, graph, log) -> DocumentEKG:
         narrative = set(doc.narrative_ids)
         sentences = [
             SentenceRecord(

@@ -19,7 +19,7 @@ from argus.documents import RawDocument
 from argus.facts import fact_metrics
 from argus.ledger import CostLedger
 from argus.paths import complaints_dir
-from argus.pipeline import ArgusPipeline, _Run
+from argus.pipeline import ArgusPipeline, DocumentRun
 
 
 def gold_label_map(doc, gold):
@@ -62,7 +62,7 @@ def main() -> None:
             gold = json.loads((d / "gold.json").read_text())
             raw = RawDocument(doc_id=d.name, text=(d / "complaint.txt").read_text(encoding="utf-8"), source=str(d))
             doc = pipe.preprocess(raw)
-            run = _Run(d.name, ledger)
+            run = DocumentRun(d.name, ledger)
             doc, report = pipe.gate_facts(doc, run)
             sent_to_llm += report.sent_to_llm
             labels = gold_label_map(doc, gold)

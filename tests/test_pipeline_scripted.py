@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
 import pytest
 
+from argus.contract import contract_problems
 from argus.export import load_ekg, to_networkx, write_ekg
 from argus.ledger import CostLedger
 from argus.schema import export_json_schema
@@ -16,26 +16,8 @@ SCHEMA = export_json_schema()
 
 
 def check_contract(ekg, text):
-    data = ekg.model_dump(mode="json")
-    jsonschema.validate(data, SCHEMA)
-    ids = {s.id for s in ekg.sentences}
-    for s in ekg.sentences:
-        a, b = s.span
-        assert 0 <= a < b <= len(text) and text[a:b].strip()
-    evidence = [sid for e in ekg.graph.events for sid in e.evidence]
-    evidence += [sid for e in ekg.graph.temporal_edges + ekg.graph.causal_edges for sid in e.evidence]
-    assert set(evidence) <= ids
-    narrative_facts = {s.id for s in ekg.sentences if s.in_narrative and s.fact}
-    assert {sid for e in ekg.graph.events for sid in e.evidence} <= narrative_facts
-    ent = {e.id for e in ekg.graph.entities}
-    evs = {e.id for e in ekg.graph.events}
-    assert all(p.entity in ent for e in ekg.graph.events for p in e.participants)
-    assert all(e.source in evs and e.target in evs for e in ekg.graph.temporal_edges + ekg.graph.causal_edges)
-    t = ekg.ledger.totals
-    assert t.calls == len(ekg.ledger.entries)
-    assert t.tokens == sum(e.prompt_tokens + e.completion_tokens for e in ekg.ledger.entries)
-    assert t.cost_usd == pytest.approx(sum(e.cost_usd for e in ekg.ledger.entries))
-    assert sum(v.calls for v in ekg.ledger.by_stage.values()) == t.calls
+    problems = contract_problems(ekg, text)
+    assert not problems, problems
 
 
 @needs_data
@@ -83,3 +65,24 @@ def test_exported_schema_file_is_current():
 
     committed = json.loads((RESOURCES / "ekg.schema.json").read_text())
     assert committed == SCHEMA, "run: argus schema --out argus/resources/ekg.schema.json"
+
+
+def test_contract_catches_broken_files(scripted_pipeline, tmp_path):
+    from typer.testing import CliRunner
+
+    from argus.cli import app
+
+    ekg = scripted_pipeline.extract(DEMO)
+    text = DEMO.read_text(encoding="utf-8")
+    bad = ekg.model_copy(deep=True)
+    bad.graph.events[0].evidence = ["S999"]
+    bad.sentences[0].span = (len(text) + 5, len(text) + 9)
+    bad.ledger.totals.calls += 1
+    problems = " | ".join(contract_problems(bad, text))
+    assert "S999" in problems and "span" in problems and "ledger" in problems
+    write_ekg(ekg, tmp_path)
+    res = CliRunner().invoke(app, ["validate", str(tmp_path)])
+    assert res.exit_code == 0 and "1/1 files satisfy the contract" in res.output
+    (tmp_path / "broken.ekg.json").write_text("{}")
+    res = CliRunner().invoke(app, ["validate", str(tmp_path)])
+    assert res.exit_code == 1 and "FAIL broken.ekg.json" in res.output
