@@ -14,18 +14,21 @@ import contextvars
 import datetime as _dt
 import json
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from pydantic import BaseModel, ConfigDict
 
-@dataclass(frozen=True)
-class LedgerEntry:
+
+class LedgerEntry(BaseModel):
     """One language-model call.
 
     ``cache_hit`` calls come from DSPy's disk cache: no tokens billed, cost 0.
     ``cost_known`` is False when neither a configured price nor litellm's price table knew the model.
     """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc_id: str | None
     stage: str
@@ -40,31 +43,30 @@ class LedgerEntry:
     timestamp: str
 
 
-@dataclass
-class Totals:
+class Totals(BaseModel):
+    """Sums over ledger entries (``tokens`` = prompt + completion)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens: int = 0
     cost_usd: float = 0.0
     cache_hits: int = 0
     latency_s: float = 0.0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
     def add(self, e: LedgerEntry) -> None:
         self.calls += 1
         self.prompt_tokens += e.prompt_tokens
         self.completion_tokens += e.completion_tokens
+        self.tokens += e.prompt_tokens + e.completion_tokens
         self.cost_usd += e.cost_usd
         self.cache_hits += int(e.cache_hit)
         self.latency_s += e.latency_s
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d["tokens"] = self.tokens
-        return d
+        return self.model_dump()
 
 
 @dataclass
@@ -85,7 +87,7 @@ class CostLedger:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with open(self.path, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(asdict(entry)) + "\n")
+                    fh.write(entry.model_dump_json() + "\n")
 
     def extend(self, entries: list[LedgerEntry]) -> None:
         for e in entries:
@@ -111,11 +113,11 @@ class CostLedger:
     def to_dataframe(self):
         import pandas as pd
 
-        return pd.DataFrame([asdict(e) for e in self.entries])
+        return pd.DataFrame([e.model_dump() for e in self.entries])
 
     def to_json(self) -> dict:
         return {
-            "entries": [asdict(e) for e in self.entries],
+            "entries": [e.model_dump() for e in self.entries],
             "totals": self.totals().as_dict(),
             "by_stage": {k: v.as_dict() for k, v in self.totals_by("stage").items()},
         }

@@ -21,6 +21,7 @@ structured-output negotiation.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import importlib.util
 import os
@@ -200,7 +201,9 @@ def _load_llama(path: str, n_ctx: int, n_threads: int | None):
             "litellm model string instead of 'local/…'"
         ) from exc
     threads = n_threads or max(1, os.cpu_count() or 1)
-    return Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
+    llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
+    atexit.register(llama.close)  # free it while the interpreter is still whole
+    return llama
 
 
 class LlamaCppEngine:

@@ -19,6 +19,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from argus.ledger import LedgerEntry, Totals
+
 SCHEMA_VERSION = "1.0"
 
 EntityKind = Literal["person", "organization", "group", "document", "location", "other"]
@@ -215,34 +217,10 @@ class StageStats(_Strict):
     cost_usd: float = 0.0
 
 
-class LedgerRecord(_Strict):
-    doc_id: str | None
-    stage: str
-    program: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
-    cost_known: bool
-    cache_hit: bool
-    latency_s: float
-    timestamp: str
-
-
-class LedgerTotals(_Strict):
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    tokens: int
-    cost_usd: float
-    cache_hits: int
-    latency_s: float
-
-
 class LedgerSection(_Strict):
-    entries: list[LedgerRecord]
-    totals: LedgerTotals
-    by_stage: dict[str, LedgerTotals]
+    entries: list[LedgerEntry]
+    totals: Totals
+    by_stage: dict[str, Totals]
 
 
 class DocumentEKG(_Strict):
