@@ -31,8 +31,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-import dspy
-import pydantic
+# litellm's price table: use the copy bundled with the installed litellm instead of fetching one at
+# import time (deterministic prices, no network call; set the variable to False to fetch).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy  # noqa: E402
+import pydantic  # noqa: E402
 
 from argus.errors import ConfigError
 from argus.ledger import current_call_context, record_lm_call

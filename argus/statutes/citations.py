@@ -61,20 +61,33 @@ class RefPath:
         """The highest level the path names (SECTION for absolute references)."""
         if self.section is not None or self.article is not None:
             return Level.SECTION
-        for lvl in _SUB_LEVELS:
-            if self.get(lvl) is not None:
-                return lvl
+        if self.absatz is not None:
+            return Level.ABSATZ
+        if self.satz is not None:
+            return Level.SATZ
+        if self.nummer is not None:
+            return Level.NUMMER
+        if self.buchstabe is not None:
+            return Level.BUCHSTABE
+        if self.doppelbuchstabe is not None:
+            return Level.DOPPELBUCHSTABE
         return None
 
     @property
     def deepest(self) -> Level | None:
-        deepest = None
+        if self.doppelbuchstabe is not None:
+            return Level.DOPPELBUCHSTABE
+        if self.buchstabe is not None:
+            return Level.BUCHSTABE
+        if self.nummer is not None:
+            return Level.NUMMER
+        if self.satz is not None:
+            return Level.SATZ
+        if self.absatz is not None:
+            return Level.ABSATZ
         if self.section is not None or self.article is not None:
-            deepest = Level.SECTION
-        for lvl in _SUB_LEVELS:
-            if self.get(lvl) is not None:
-                deepest = lvl
-        return deepest
+            return Level.SECTION
+        return None
 
     @property
     def section_number(self) -> str | None:
@@ -91,6 +104,7 @@ class RefPath:
 
 
 _SUB_LEVELS = (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
+_SECTION, _ABSATZ, _SATZ, _NUMMER, _BUCHSTABE, _DOPPELBUCHSTABE = (Level.SECTION, *_SUB_LEVELS)
 _FIELD = {lvl: ("section" if lvl is Level.SECTION else lvl.type_name) for lvl in Level if lvl >= Level.SECTION}
 
 
@@ -233,6 +247,7 @@ _SKIP_QUALIFIER = re.compile(
       | (?:Alternative|Alt\.|Variante|Var\.)\s*\d+
     )"""
 )
+_TRAILING_SECTION = re.compile(r"\s*(?:des|der|in|im|nach)\s+(§|Artikels?|Art\.)\s*(\d{1,4}[a-z]{0,2})(?![\w/])")
 _FOLLOWING = re.compile(r"\s*(ff?)\.(?!\w)")
 _DEFINITE = re.compile(r"\s*(?:des|der|dem|den|im|in\s+der|zum|zur|aus\s+dem|nach\s+dem)\s+")
 _SELF = re.compile(
@@ -325,6 +340,8 @@ class ReferenceParser:
         self.style = Style(style)
         self._level_word = _LEVEL_WORD_COURT if self.style is Style.COURT else _LEVEL_WORD_STATUTE
         self._anchor = _ANCHOR_COURT if self.style is Style.COURT else _ANCHOR_STATUTE
+        self._court = self.style is Style.COURT
+        self._implicit: dict[str | None, Designator] = {}  #: one (immutable) designator per citing code
 
     def parse(
         self, text: str, citing_code: str | None = None, start: int = 0, end: int | None = None
@@ -335,34 +352,45 @@ class ReferenceParser:
         pos = start
         chain_no = 0
         group_base = 0
-        for m in self._anchor.finditer(text, start, end):
-            if m.start() < pos:
-                continue
-            if m.start() > 0 and text[m.start() - 1].isalnum():
+        search = self._anchor.search
+        # An anchor match is one capital or "§" and lower-case letters or ".", so no anchor starts
+        # inside another: searching on from the end of the last match or chain finds what a
+        # ``finditer`` that skips matches before ``pos`` would.
+        m = search(text, start, end)
+        while m is not None:
+            m_start = m.start()
+            next_from = m.end()
+            if m_start > 0 and text[m_start - 1].isalnum():
+                m = search(text, next_from, end)
                 continue  # inside a word
-            chain = self._chain(text, m.start(), end)
+            chain = self._chain(text, m_start, end)
             if chain is None:
+                m = search(text, next_from, end)
                 continue
             paths, stop = chain
             if self.style is Style.COURT and (
                 _COMMENTARY_AFTER.match(text, stop, end)
-                or _COMMENTARY_BEFORE.search(text, max(0, m.start() - 12), m.start())
+                or _COMMENTARY_BEFORE.search(text, max(0, m_start - 12), m_start)
             ):
                 pos = stop  # "Gräber, FGO, § 76 Rz 26", "aaO, § 38 II": a commentary's section, not a statute's
+                m = search(text, max(pos, next_from), end)
                 continue
             designator, stop = self._designator(text, stop, end, citing_code, paths[0][0])
             if designator.kind == "contract":
                 pos = stop  # "§ 4 Nr. 1 des Mietvertrages", "§ 10 der Satzung": not statute law
+                m = search(text, max(pos, next_from), end)
                 continue
             if designator.kind in ("implicit", "none") and self.style is Style.COURT:
-                designator = self._designator_before(text, m.start(), designator)
+                designator = self._designator_before(text, m_start, designator)
+            last = len(paths) - 1
             for k, (s, e, path, group) in enumerate(paths):
-                if k == len(paths) - 1 and designator.span is not None and designator.span[0] >= e:
+                if k == last and designator.span is not None and designator.span[0] >= e:
                     e = designator.span[1]
                 refs.append(Reference((s, e), path, designator, group_base + group, chain_no))
             group_base += paths[-1][3] + 1
             chain_no += 1
             pos = stop
+            m = search(text, max(pos, next_from), end)
         return refs
 
     # -- chains -----------------------------------------------------------------------------
@@ -520,7 +548,7 @@ class ReferenceParser:
         return labels, k
 
     def _label(self, text: str, j: int, end: int, level: Level, pattern: re.Pattern) -> _Label | None:
-        if self.style is Style.COURT and level is Level.SECTION:
+        if self._court and level is Level.SECTION:
             cm = _COURT_SPLIT_LETTER.match(text, j, end)
             if cm:
                 return _Label(cm.group(1) + cm.group(2), cm.start(), cm.end())
@@ -530,9 +558,7 @@ class ReferenceParser:
         return _Label(m.group(1), m.start(), m.end())
 
     def _trailing_section(self, text: str, pos: int, end: int) -> tuple[str, str, int] | None:
-        m = re.compile(r"\s*(?:des|der|in|im|nach)\s+(§|Artikels?|Art\.)\s*(\d{1,4}[a-z]{0,2})(?![\w/])").match(
-            text, pos, end
-        )
+        m = _TRAILING_SECTION.match(text, pos, end)
         if not m:
             return None
         return ("§" if m.group(1) == "§" else "Art"), m.group(2), m.end()
@@ -599,7 +625,10 @@ class ReferenceParser:
                 return Designator("unknown", None, text[k:stop], (k, stop)), stop
         if self.style is Style.COURT:
             return Designator("none"), pos
-        return Designator("implicit", citing_code), pos
+        implicit = self._implicit.get(citing_code)
+        if implicit is None:
+            implicit = self._implicit[citing_code] = Designator("implicit", citing_code)
+        return implicit, pos
 
     def _designator_before(self, text: str, anchor: int, fallback: Designator) -> Designator:
         """Court headnote style: "HGB § 74a Abs 1 S 1", "SGG § 184 Abs 2", "GG Art 80"."""
@@ -618,12 +647,16 @@ class ReferenceParser:
         return fallback
 
 
-@dataclass(frozen=True)
 class _Label:
-    label: str
-    start: int
-    end: int
-    range_end: str | None = None
+    """One label of a component ("5", "3a") with its span; ``range_end`` for "5 bis 7"."""
+
+    __slots__ = ("label", "start", "end", "range_end")
+
+    def __init__(self, label: str, start: int, end: int, range_end: str | None = None) -> None:
+        self.label = label
+        self.start = start
+        self.end = end
+        self.range_end = range_end
 
 
 class _ChainState:
@@ -642,18 +675,23 @@ class _ChainState:
         self.group = -1
 
     def path(self, values: dict[Level, str], extra: dict[str, str] | None = None) -> RefPath:
-        extra = extra or {}
-        return RefPath(
-            kind=self.kind,
-            article=self.article if self.kind == "§" else None,
-            section=values.get(Level.SECTION),
-            absatz=values.get(Level.ABSATZ),
-            satz=values.get(Level.SATZ),
-            nummer=values.get(Level.NUMMER),
-            buchstabe=values.get(Level.BUCHSTABE),
-            doppelbuchstabe=values.get(Level.DOPPELBUCHSTABE),
-            range_end=extra.get("range_end"),
-            following=extra.get("following"),
+        get = values.get
+        kind = self.kind
+        if extra:
+            range_end, following = extra.get("range_end"), extra.get("following")
+        else:
+            range_end = following = None
+        return RefPath(  # positional, in field order: kind, article, section … following
+            kind,
+            self.article if kind == "§" else None,
+            get(_SECTION),
+            get(_ABSATZ),
+            get(_SATZ),
+            get(_NUMMER),
+            get(_BUCHSTABE),
+            get(_DOPPELBUCHSTABE),
+            range_end,
+            following,
         )
 
     def flush(self) -> None:
@@ -702,12 +740,18 @@ class _ChainState:
         self.cur_end = end
 
     def finish(self) -> list[tuple[int, int, RefPath, int]]:
+        """The chain's paths, groups renumbered 0, 1, … in order of appearance."""
         self.flush()
-        out = [(s, e, p, g) for s, e, p, g in self.out if p.top is not None]
         remap: dict[int, int] = {}
-        for _, _, _, g in out:
-            remap.setdefault(g, len(remap))
-        return [(s, e, p, remap[g]) for s, e, p, g in out]
+        out = []
+        for s, e, p, g in self.out:
+            if p.top is None:
+                continue
+            r = remap.get(g)
+            if r is None:
+                r = remap[g] = len(remap)
+            out.append((s, e, p, r))
+        return out
 
 
 def _skip_spaces(text: str, i: int, end: int) -> int:

@@ -91,7 +91,12 @@ class _TextBuffer:
     def text(self, s: str | None) -> None:
         if not s:
             return
-        core = " ".join(s.split())
+        if s.isprintable() and "  " not in s:
+            # Only single plain spaces (every other whitespace character is unprintable): the
+            # split/join below would just drop a leading and a trailing space.
+            core = s.strip(" ")
+        else:
+            core = " ".join(s.split())
         if not core:
             if not self.line_start:
                 self.pending_space = True
@@ -145,6 +150,12 @@ class _AbsatzDraft:
 # Patterns
 
 _ABSATZ_LABEL = re.compile(r"\s*\((\d{1,3}[a-z]{0,2})\)")
+#: Every proper prefix of an ``_ABSATZ_LABEL`` match ("", "  (", "(12", "(3a"): a first text node of
+#: this shape leaves the label match to the text nodes after it.
+_ABSATZ_LABEL_PREFIX = re.compile(r"\s*(?:\((?:\d{1,3}[a-z]{0,2})?)?")
+_NUMBER_GROUP = re.compile(r"\b(?:bis|und|u\.)\b|,")
+_NUMBER_TOKEN = re.compile(r"\d+[a-z]?|bis")
+_LEADING_DIGITS = re.compile(r"\d+")
 _NUMMER_LABEL = re.compile(r"^(\d{1,4}[a-z]{0,3})\.?$")
 _BUCHSTABE_LABEL = re.compile(r"^([a-zäöü])\)$")
 _DOPPEL_LABEL = re.compile(r"^(([a-zäöü])\2{1,2})\)$")
@@ -162,6 +173,25 @@ _INLINE_TAGS = frozenset({"B", "I", "U", "F", "NB", "small", "SUB", "Ident", "DD
 _BLOCK_TAGS = frozenset({"P", "pre", "Title", "Subtitle", "TOC", "SP"})
 _MOVED_TITLE = re.compile(r"^\(\s*(?:jetzt|nunmehr|künftig)\b.*\)$")
 _FOOTNOTE_TAGS = frozenset({"Footnotes", "Footnote", "FnArea"})
+# How ``_Render.element`` treats a child, by tag (the sets above are disjoint); others recurse.
+_RECURSE, _LA, _BLOCK, _BR, _DL, _SUP, _SKIP, _FOOTNOTE, _NOINDEX, _TABLE, _NOT_ELEMENT = (
+    "recurse", "LA", "block", "BR", "DL", "SUP", "skip", "footnote", "noindex", "table", "not-element"
+)  # fmt: skip
+_TAG_KIND: dict = {
+    **{t: _RECURSE for t in _INLINE_TAGS},
+    **{t: _SKIP for t in _SKIP_TAGS},
+    **{t: _FOOTNOTE for t in _FOOTNOTE_TAGS},
+    **{t: _BLOCK for t in _BLOCK_TAGS},
+    "SUP": _SUP,
+    "noindex": _NOINDEX,
+    "BR": _BR,
+    "DL": _DL,
+    "table": _TABLE,
+    "LA": _LA,
+    etree.Comment: _NOT_ELEMENT,
+    etree.PI: _NOT_ELEMENT,
+    etree.Entity: _NOT_ELEMENT,
+}
 _LIST_LEVEL_BY_TYPE = {
     "arabic": Level.NUMMER,
     "alpha": Level.BUCHSTABE,
@@ -185,6 +215,18 @@ TOC_KINDS = frozenset({"inhaltsübersicht", "inhaltsverzeichnis"})
 
 def _norm_ws(s: str | None) -> str:
     return " ".join(s.split()) if s else ""
+
+
+def _norm_content(norm: etree._Element) -> etree._Element | None:
+    """``norm.find("textdaten/text/Content")`` as a child scan (ElementPath's first match)."""
+    for td in norm:
+        if td.tag == "textdaten":
+            for tx in td:
+                if tx.tag == "text":
+                    for c in tx:
+                        if c.tag == "Content":
+                            return c
+    return None
 
 
 def _label_level(label: str) -> Level | None:
@@ -215,7 +257,7 @@ def section_kind_and_number(enbez: str) -> tuple[str, str | None, list[str]]:
         kind = "§" if m.group(1).startswith("§") else "Art"
         number = m.group(2).strip()
         covered: list[str] = []
-        if m.group(1) == "§§" or re.search(r"\b(?:bis|und|u\.)\b|,", number):
+        if m.group(1) == "§§" or _NUMBER_GROUP.search(number):
             covered = _expand_number_group(number)
         return kind, number, covered
     words = enbez.replace("(XXXX)", "").split(None, 1)
@@ -228,7 +270,7 @@ def section_kind_and_number(enbez: str) -> tuple[str, str | None, list[str]]:
 def _expand_number_group(number: str) -> list[str]:
     """Numbers covered by a grouped enbez: "16 und 17", "2354 bis 2359", "31 bis 33a und 34"."""
     covered: list[str] = []
-    tokens = re.findall(r"\d+[a-z]?|bis", number)
+    tokens = _NUMBER_TOKEN.findall(number)
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -237,7 +279,7 @@ def _expand_number_group(number: str) -> list[str]:
             continue
         if i + 2 < len(tokens) and tokens[i + 1] == "bis":
             lo, hi = tokens[i], tokens[i + 2]
-            lo_n, hi_n = int(re.match(r"\d+", lo).group()), int(re.match(r"\d+", hi).group())
+            lo_n, hi_n = int(_LEADING_DIGITS.match(lo).group()), int(_LEADING_DIGITS.match(hi).group())
             covered.append(lo)
             if hi_n - lo_n <= 500:
                 covered.extend(str(n) for n in range(lo_n + 1, hi_n + 1) if str(n) not in (lo,))
@@ -266,6 +308,7 @@ class _CodeParser:
         self.ids: set[str] = set()
         self.containers: dict[str, dict] = {}  #: attrs of units and sections, for nesting decisions
         self.order = 0
+        self.section_count = 0
 
     # -- helpers ------------------------------------------------------------------------------
     def _issue(self, kind: str, message: str, doknr: str | None = None) -> None:
@@ -293,6 +336,8 @@ class _CodeParser:
         self.order += 1
         self.nodes.append((node_id, attrs))
         if level is Level.UNIT or level is Level.SECTION:
+            if level is Level.SECTION:
+                self.section_count += 1
             self.containers[node_id] = attrs
             holder = self.containers.get(parent) if parent is not None else None
             if holder is not None and holder["type"] == "section":
@@ -343,11 +388,30 @@ class _CodeParser:
         container = bjnr
         first = True
         for norm in norms:
-            md = norm.find("metadaten")
+            md = textdaten = None
+            for ch in norm:  # a child scan: ElementPath ``find`` costs several µs a call
+                tag = ch.tag
+                if tag == "metadaten":
+                    if md is None:
+                        md = ch
+                elif tag == "textdaten":
+                    if textdaten is None:
+                        textdaten = ch
             if md is None:
                 continue
-            enbez = _norm_ws(md.findtext("enbez"))
-            unit = md.find("gliederungseinheit")
+            enbez_el = unit = titel = None
+            for ch in md:
+                tag = ch.tag
+                if tag == "enbez":
+                    if enbez_el is None:
+                        enbez_el = ch
+                elif tag == "gliederungseinheit":
+                    if unit is None:
+                        unit = ch
+                elif tag == "titel":
+                    if titel is None:
+                        titel = ch
+            enbez = _norm_ws(enbez_el.text) if enbez_el is not None else ""
             doknr = norm.get("doknr") or ""
             if first:
                 first = False
@@ -360,21 +424,26 @@ class _CodeParser:
                 if enbez:
                     # A provision carrying its enclosing unit (EGBGB: "Art 229" › "§ 5").
                     holder = by_kennzahl.get(kz, parent)
-                    self._section(norm, md, doknr, enbez, holder)
+                    self._section(textdaten, titel, doknr, enbez, holder)
                     continue
                 title_el = unit.find("gliederungstitel")
                 title = _norm_ws("".join(title_el.itertext())) if title_el is not None else ""
                 art = _ARTICLE_BEZ.match(bez)
                 if art:
                     sid = self._section(
-                        norm, md, doknr, f"{'§' if art.group(1) == '§' else 'Art'} {art.group(2)}", parent, title=title
+                        textdaten,
+                        titel,
+                        doknr,
+                        f"{'§' if art.group(1) == '§' else 'Art'} {art.group(2)}",
+                        parent,
+                        title=title,
                     )
                     if sid is not None and kz:
                         by_kennzahl[kz] = sid
                     container = parent
                     continue
                 uid = self._unique(doknr or f"{bjnr}/unit{kz}")
-                content = norm.find("textdaten/text/Content")
+                content = _norm_content(norm)
                 note = _norm_ws("".join(content.itertext())) if content is not None else ""
                 self._add(
                     uid,
@@ -392,9 +461,9 @@ class _CodeParser:
                     by_kennzahl[kz] = uid
                 container = uid
                 continue
-            if enbez or norm.find("textdaten/text/Content") is not None:
-                self._section(norm, md, doknr, enbez, container)
-        self.info.sections = sum(1 for _, a in self.nodes if a["type"] == "section")
+            if enbez or _norm_content(norm) is not None:
+                self._section(textdaten, titel, doknr, enbez, container)
+        self.info.sections = self.section_count
         return ParsedCode(self.info, self.nodes, self.edges, self.layouts, self.sections, self.issues)
 
     def _article_holder(self, parent: str) -> dict | None:
@@ -422,16 +491,16 @@ class _CodeParser:
     # -- sections -----------------------------------------------------------------------------
     def _section(
         self,
-        norm: etree._Element,
-        md: etree._Element,
+        textdaten: etree._Element | None,
+        titel: etree._Element | None,
         doknr: str,
         enbez: str,
         parent: str,
         title: str | None = None,
     ) -> str | None:
+        """One provision norm: ``textdaten`` and ``titel`` are its (first) children of those names."""
         if title is None:
-            title_el = md.find("titel")
-            title = _norm_ws("".join(title_el.itertext())) if title_el is not None else ""
+            title = _norm_ws("".join(titel.itertext())) if titel is not None else ""
         if enbez:
             kind, number, covered = section_kind_and_number(enbez)
         else:
@@ -447,17 +516,29 @@ class _CodeParser:
         render = _Render()
         render.buf.text(heading)
         render.buf.newline()
-        textdaten = norm.find("textdaten")
-        content = textdaten.find("text/Content") if textdaten is not None else None
-        drafts = self._absaetze(content, render) if content is not None else []
+        content = fus = None
+        footnote_els: list[etree._Element] = []
         if textdaten is not None:
-            for fn in textdaten.iterfind("text/Footnotes"):
-                render.footnotes.append(_norm_ws(" ".join(fn.itertext())))
-            fus = textdaten.find("fussnoten")
-            if fus is not None and len(fus):
-                fus_text = _norm_ws(" ".join(fus.itertext()))
-                if fus_text:
-                    render.footnotes.append(fus_text)
+            for tx in textdaten:  # "text/Content" (first), "text/Footnotes" (all), "fussnoten" (first)
+                tag = tx.tag
+                if tag == "text":
+                    for c in tx:
+                        ctag = c.tag
+                        if ctag == "Content":
+                            if content is None:
+                                content = c
+                        elif ctag == "Footnotes":
+                            footnote_els.append(c)
+                elif tag == "fussnoten":
+                    if fus is None:
+                        fus = tx
+        drafts = self._absaetze(content, render) if content is not None else []
+        for fn in footnote_els:
+            render.footnotes.append(_norm_ws(" ".join(fn.itertext())))
+        if fus is not None and len(fus):
+            fus_text = _norm_ws(" ".join(fus.itertext()))
+            if fus_text:
+                render.footnotes.append(fus_text)
         text = render.buf.value().rstrip()
         body = text[len(heading) :].strip() if heading else text.strip()
         repealed = (
@@ -488,54 +569,126 @@ class _CodeParser:
         elif kind != "other":
             self.sections.setdefault((kind, number or ""), sid)  # "Anlage 1", "Präambel"
         layout = SectionLayout(sid, self.key, [], [])
-        only_one = len(drafts) == 1 and not drafts[0].printed
-        for draft in drafts:
-            draft.end = min(draft.end, len(text))
-            aid = self._unique(f"{sid}/abs{draft.label}")
-            a_body = text[draft.label_end : draft.end]
-            a_repealed = len(a_body) < 40 and bool(_REPEALED_TEXT.match(a_body))
-            self._add(
-                aid,
-                sid,
-                Level.ABSATZ,
-                {
-                    "label": draft.label,
-                    "printed": draft.printed,
-                    "implicit": only_one,
-                    "section": sid,
-                    "start": draft.start,
-                    "end": draft.end,
-                    "repealed": a_repealed,
-                },
-            )
-            if a_repealed or not a_body.strip():
-                continue
-            if len(draft.markers) > 1 or (draft.markers and draft.markers[0] > draft.label_end + 2):
-                spans = _spans_from_markers(text, draft.label_end, draft.end, draft.markers)
-            else:
-                spans = split_sentences(text, draft.label_end, draft.end, draft.blocks)
-            satz_ids: list[tuple[int, int, str]] = []
-            for i, (s, e) in enumerate(spans, 1):
-                zid = self._unique(f"{aid}/s{i}")
-                self._add(zid, aid, Level.SATZ, {"label": str(i), "section": sid, "start": s, "end": e})
-                satz_ids.append((s, e, zid))
-            layout.saetze.extend(satz_ids)
-            for item in draft.items:
-                holder = satz_ids[-1][2]
-                for s, e, zid in satz_ids:
-                    if s <= item.start < e:
-                        holder = zid
-                        break
-                self._emit_item(item, holder, sid, layout)
+        if drafts:
+            self._emit_absaetze(drafts, text, sid, layout)
         self.layouts.append(layout)
         return sid
 
-    def _emit_item(self, item: _Item, parent: str, sid: str, layout: SectionLayout) -> None:
-        nid = self._unique(f"{parent}/{_SEGMENT[item.level]}{item.label}")
-        self._add(nid, parent, item.level, {"label": item.label, "section": sid, "start": item.start, "end": item.end})
-        layout.items.append((item.start, item.end, nid))
+    def _emit_absaetze(self, drafts: list[_AbsatzDraft], text: str, sid: str, layout: SectionLayout) -> None:
+        """Absatz, Satz and list nodes of one §; the node dicts are written out in full here
+        (the same keys, in the same order, as :meth:`_add` gives them) since they are most of the graph."""
+        ids = self.ids
+        nodes_append = self.nodes.append
+        edges_append = self.edges.append
+        code = self.key
+        only_one = len(drafts) == 1 and not drafts[0].printed
+        text_len = len(text)
+        saetze = layout.saetze
+        for draft in drafts:
+            if draft.end > text_len:
+                draft.end = text_len
+            end = draft.end
+            label_end = draft.label_end
+            aid = f"{sid}/abs{draft.label}"
+            if aid in ids:
+                aid = self._unique(aid)
+            else:
+                ids.add(aid)
+            a_body = text[label_end:end]
+            a_repealed = len(a_body) < 40 and bool(_REPEALED_TEXT.match(a_body))
+            nodes_append(
+                (
+                    aid,
+                    {
+                        "label": draft.label,
+                        "printed": draft.printed,
+                        "implicit": only_one,
+                        "section": sid,
+                        "start": draft.start,
+                        "end": end,
+                        "repealed": a_repealed,
+                        "type": "absatz",
+                        "code": code,
+                        "order": self.order,
+                        "parent": sid,
+                    },
+                )
+            )
+            edges_append((sid, aid, "contains_absatz"))
+            self.order += 1
+            if a_repealed or a_body.isspace() or not a_body:
+                continue
+            markers = draft.markers
+            if len(markers) > 1 or (markers and markers[0] > label_end + 2):
+                spans = _spans_from_markers(text, label_end, end, markers)
+            else:
+                spans = split_sentences(text, label_end, end, draft.blocks)
+            satz_ids: list[tuple[int, int, str]] = []
+            order = self.order
+            prefix = aid + "/s"
+            for i, (s, e) in enumerate(spans, 1):
+                label = str(i)
+                zid = prefix + label
+                if zid in ids:
+                    zid = self._unique(zid)
+                else:
+                    ids.add(zid)
+                nodes_append(
+                    (
+                        zid,
+                        {
+                            "label": label,
+                            "section": sid,
+                            "start": s,
+                            "end": e,
+                            "type": "satz",
+                            "code": code,
+                            "order": order,
+                            "parent": aid,
+                        },
+                    )
+                )
+                edges_append((aid, zid, "contains_satz"))
+                order += 1
+                satz_ids.append((s, e, zid))
+            self.order = order
+            saetze.extend(satz_ids)
+            for item in draft.items:
+                holder = satz_ids[-1][2]
+                start = item.start
+                for s, e, zid in satz_ids:
+                    if s <= start < e:
+                        holder = zid
+                        break
+                self._emit_item(item, holder, sid, layout.items)
+
+    def _emit_item(self, item: _Item, parent: str, sid: str, layout_items: list[tuple[int, int, str]]) -> None:
+        level = item.level
+        nid = f"{parent}/{_SEGMENT[level]}{item.label}"
+        if nid in self.ids:
+            nid = self._unique(nid)
+        else:
+            self.ids.add(nid)
+        self.nodes.append(
+            (
+                nid,
+                {
+                    "label": item.label,
+                    "section": sid,
+                    "start": item.start,
+                    "end": item.end,
+                    "type": _TYPE_NAME[level],
+                    "code": self.key,
+                    "order": self.order,
+                    "parent": parent,
+                },
+            )
+        )
+        self.edges.append((parent, nid, _CONTAINS[level]))
+        self.order += 1
+        layout_items.append((item.start, item.end, nid))
         for child in item.children:
-            self._emit_item(child, nid, sid, layout)
+            self._emit_item(child, nid, sid, layout_items)
 
     # -- Absätze ------------------------------------------------------------------------------
     def _absaetze(self, content: etree._Element, render: _Render) -> list[_AbsatzDraft]:
@@ -550,9 +703,13 @@ class _CodeParser:
             if tag == "noindex":
                 render.notes.append(_norm_ws(" ".join(child.itertext())))
                 continue
-            head = "".join(islice(child.itertext(), 4))
-            if not head.strip() and not "".join(child.itertext()).strip():
-                continue
+            head = child.text
+            if not head or _ABSATZ_LABEL_PREFIX.fullmatch(head):
+                # The label or the text may continue in the next text nodes; only then is
+                # walking the subtree needed (the first text node decides everything else).
+                head = "".join(islice(child.itertext(), 4))
+                if not head.strip() and not "".join(child.itertext()).strip():
+                    continue
             m = _ABSATZ_LABEL.match(head) if tag == "P" else None
             blocks.append((child, m.group(1) if m else None))
         if not blocks:
@@ -632,36 +789,52 @@ class _Render:
     ) -> None:
         """Emit ``el``'s text and children (not its tail); lists and tables become blocks/items."""
         buf = self.buf
-        buf.text(el.text)
+        text = el.text
+        if text:
+            buf.text(text)
         prev_tag = None
         for child in el:
             tag = child.tag
-            if not isinstance(tag, str):  # comments, processing instructions
-                buf.text(child.tail)
-                continue
-            if tag in _INLINE_TAGS:
+            kind = _TAG_KIND.get(tag, _RECURSE)
+            if kind is _RECURSE:
+                if not isinstance(tag, str):  # processing instructions, entities
+                    tail = child.tail
+                    if tail:
+                        buf.text(tail)
+                    continue
                 self.element(child, items, blocks, markers, depth, in_table)
-            elif tag == "SUP" and child.get("class") == "Rec":
-                if markers is not None and depth == 0:
-                    markers.append(buf.pos)
-                buf.pending_space = True
-            elif tag in _SKIP_TAGS:
-                if tag == "IMG":
-                    self.images += 1
-            elif tag in _FOOTNOTE_TAGS:
-                self.footnotes.append(_norm_ws(" ".join(child.itertext())))
-            elif tag == "noindex":
-                self.notes.append(_norm_ws(" ".join(child.itertext())))
-            elif tag == "BR":
+            elif kind is _LA:
+                if prev_tag == "LA":
+                    buf.newline()
+                self.element(child, items, blocks, markers, depth, in_table)
+            elif kind is _BLOCK:
                 buf.newline()
-            elif tag == "DL":
+                self.element(child, items, blocks, markers, depth, in_table)
+                buf.newline()
+            elif kind is _BR:
+                buf.newline()
+            elif kind is _DL:
                 buf.newline()
                 b_start = buf.pos
                 self.dlist(child, items, depth, in_table)
                 buf.newline()
                 if blocks is not None and depth == 0:
                     blocks.append((b_start, buf.pos))
-            elif tag == "table":
+            elif kind is _SUP:
+                if child.get("class") == "Rec":
+                    if markers is not None and depth == 0:
+                        markers.append(buf.pos)
+                    buf.pending_space = True
+                else:
+                    self.element(child, items, blocks, markers, depth, in_table)
+            elif kind is _SKIP:
+                if tag == "IMG":
+                    self.images += 1
+            elif kind is _FOOTNOTE:
+                self.footnotes.append(_norm_ws(" ".join(child.itertext())))
+            elif kind is _NOINDEX:
+                self.notes.append(_norm_ws(" ".join(child.itertext())))
+            elif kind is _TABLE:
                 self.tables += 1
                 buf.newline()
                 b_start = buf.pos
@@ -669,27 +842,27 @@ class _Render:
                 buf.newline()
                 if blocks is not None and depth == 0:
                     blocks.append((b_start, buf.pos))
-            elif tag in _BLOCK_TAGS:
-                buf.newline()
-                self.element(child, items, blocks, markers, depth, in_table)
-                buf.newline()
-            elif tag == "LA" and prev_tag == "LA":
-                buf.newline()
-                self.element(child, items, blocks, markers, depth, in_table)
-            else:
-                self.element(child, items, blocks, markers, depth, in_table)
+            elif kind is _NOT_ELEMENT:
+                tail = child.tail
+                if tail:
+                    buf.text(tail)
+                continue
             prev_tag = tag
-            buf.text(child.tail)
+            tail = child.tail
+            if tail:
+                buf.text(tail)
 
     def dlist(self, dl: etree._Element, items: list[_Item], depth: int, in_table: bool) -> None:
         pairs: list[tuple[str, etree._Element | None]] = []
         label = ""
         for child in dl:
-            if child.tag == "DT":
+            tag = child.tag
+            if tag == "DT":
                 if label:
                     pairs.append((label, None))
-                label = _norm_ws("".join(child.itertext())) or "?"
-            elif child.tag == "DD":
+                # a DT without child nodes: its text is all of its itertext()
+                label = _norm_ws(child.text if not len(child) else "".join(child.itertext())) or "?"
+            elif tag == "DD":
                 pairs.append((label, child))
                 label = ""
         if label:

@@ -11,6 +11,7 @@ ancestor found and is marked ``partial``.
 from __future__ import annotations
 
 import bisect
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -39,7 +40,12 @@ _TYPE_LEVEL = {
     "buchstabe": Level.BUCHSTABE,
     "doppelbuchstabe": Level.DOPPELBUCHSTABE,
 }
+_CITES_BY_TYPE = {name: cites_edge(level) for name, level in _TYPE_LEVEL.items()}
+_CITES_SECTION = cites_edge(Level.SECTION)
 MAX_RANGE = 200
+_DESCENT = tuple(
+    (lvl, lvl.type_name) for lvl in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
+)  #: (level, RefPath attribute) in the order ``descend`` walks them
 _CONTEXT_DESIGNATOR = re.compile(r"\b(?:aus|nach|gemäß)\s+(?:dem|der|den)\s+")
 _CONTEXT_UNKNOWN = re.compile(r"[A-ZÄÖÜ][\wäöüß-]*(?:gesetz|gesetzbuch|ordnung|verordnung|abkommen|übereinkommen)\b")
 
@@ -105,6 +111,7 @@ class ProvisionLocator:
         self.graph = graph
         # The plain attribute dict of networkx (``G._node``): NodeView lookups cost 3x more in this hot path.
         self.nodes = graph._node
+        self._succ = graph._succ  # likewise the plain adjacency dicts instead of ``graph.adj``
         self.sections = sections
         self._ordered: dict[str, tuple[list[int], list[str]]] = {}
 
@@ -127,9 +134,12 @@ class ProvisionLocator:
     def _ordered_children(self, node: str, level: Level) -> list[str]:
         prefix = node + _SEG[level]
         out = []
-        for v, keys in self.graph.adj[node].items():
-            if v.startswith(prefix) and any(k.startswith("contains_") for k in keys):
-                out.append(v)
+        for v, keys in self._succ[node].items():
+            if v.startswith(prefix):
+                for k in keys:
+                    if k.startswith("contains_"):
+                        out.append(v)
+                        break
         return out
 
     def child(self, node: str, level: Level, label: str, hint: str | None = None) -> str | None:
@@ -170,10 +180,10 @@ class ProvisionLocator:
     def descend(self, start: str, path: RefPath, from_level: Level, hint: str | None = None) -> tuple[str, bool]:
         """Follow ``path`` from ``start`` through the levels below ``from_level``; (node, complete)."""
         node = start
-        for level in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE):
+        for level, attr in _DESCENT:
             if level < from_level:
                 continue
-            label = path.get(level)
+            label = getattr(path, attr)
             if label is None:
                 continue
             nxt = self.child(node, level, label, hint)
@@ -218,6 +228,14 @@ class ProvisionLocator:
         return sids[i:j][: MAX_RANGE + 1]
 
 
+def reference_scan_start(layout: SectionLayout, section_attrs: dict) -> int | None:
+    """Where reading references in a § starts (its first Satz), or None when it has nothing to read:
+    no Sätze, or a table of contents (it lists §§, it does not cite them)."""
+    if not layout.saetze or section_attrs["kind"] in TOC_KINDS:
+        return None
+    return layout.saetze[0][0]
+
+
 class CitationLinker:
     """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code)."""
 
@@ -230,64 +248,83 @@ class CitationLinker:
         self.parser = ReferenceParser(registry, Style.STATUTE)
         self.report = CitationReport()
         self._context_cache: dict[str, Designator | None] = {}
+        self._edges: dict[tuple[str, str, str], dict] = {}  #: (satz, target, key) -> attrs, first mention wins
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
+        """Read and resolve the references of every layout's Sätze, then add the edges."""
         nodes = self.graph._node
-        edges: dict[tuple[str, str, str], dict] = {}
+        parse = self.parser.parse
         for layout in layouts:
-            if not layout.saetze:
-                continue
             sec = nodes[layout.section_id]
-            if sec["kind"] in TOC_KINDS:
-                continue  # a table of contents lists §§, it does not cite them
-            text = sec["text"]
-            first = layout.saetze[0][0]
-            refs = self.parser.parse(text, citing_code=layout.code_key, start=first)
-            if not refs:
+            first = reference_scan_start(layout, sec)
+            if first is None:
                 continue
-            starts = [s for s, _, _ in layout.saetze]
-            item_starts = [a for a, _, _ in layout.items]
-            for ref in refs:
-                i = bisect.bisect_right(starts, ref.span[0]) - 1
-                if i < 0:
+            text = sec["text"]
+            refs = parse(text, citing_code=layout.code_key, start=first)
+            if refs:
+                self.add_references(layout, text, refs)
+        return self.finish()
+
+    def add_references(self, layout: SectionLayout, text: str, refs: list[Reference]) -> None:
+        """Resolve the references read in one § (``ReferenceParser.parse`` from
+        :func:`reference_scan_start`) and collect their edges; layouts must come in build order."""
+        nodes = self.graph._node
+        edges = self._edges
+        saetze = layout.saetze
+        items = layout.items
+        code_key = layout.code_key
+        starts = [s for s, _, _ in saetze]
+        item_starts = [a for a, _, _ in items]
+        mentions = 0
+        for ref in refs:
+            r_start = ref.span[0]
+            i = bisect_right(starts, r_start) - 1
+            if i < 0:
+                continue
+            s, e, satz = saetze[i]
+            if r_start >= e:
+                continue  # between Sätze (an Absatz label): not part of any Satz
+            origin = satz
+            j = bisect_right(item_starts, r_start) - 1
+            while j >= 0:  # items are in document order, children after parents: the first
+                a, b, item = items[j]  # enclosing one found walking back is the deepest
+                if b > r_start:
+                    if a >= s:
+                        origin = item
+                    break
+                j -= 1
+            mentions += 1
+            if ref.designator.kind == "implicit" and origin != satz:
+                context = self._list_context(layout, r_start, text)
+                if context is not None:
+                    ref = replace(ref, designator=context)
+            mention = None
+            for target, complete in self._targets(ref, layout, satz, origin, text):
+                if target == satz:
                     continue
-                s, e, satz = layout.saetze[i]
-                if ref.span[0] >= e:
-                    continue  # between Sätze (an Absatz label): not part of any Satz
-                origin = satz
-                j = bisect.bisect_right(item_starts, ref.span[0]) - 1
-                while j >= 0:  # items are in document order, children after parents: the first
-                    a, b, item = layout.items[j]  # enclosing one found walking back is the deepest
-                    if b > ref.span[0]:
-                        if a >= s:
-                            origin = item
-                        break
-                    j -= 1
-                self.report.mentions += 1
-                if ref.designator.kind == "implicit" and origin != satz:
-                    context = self._list_context(layout, ref.span[0], text)
-                    if context is not None:
-                        ref = replace(ref, designator=context)
-                for target, complete in self._targets(ref, layout, satz, origin, text):
-                    if target == satz:
-                        continue
-                    t_attrs = nodes[target]
-                    level = _TYPE_LEVEL.get(t_attrs["type"], Level.SECTION)
-                    key = cites_edge(level)
-                    cross = t_attrs["code"] != layout.code_key
-                    edges.setdefault(
-                        (satz, target, key),
-                        {
-                            "type": key,
-                            "mention": text[ref.span[0] : ref.span[1]],
-                            "origin": origin,
-                            "cross_code": cross,
-                            "partial": not complete,
-                            "designator": ref.designator.kind,
-                            "relative": ref.path.top is not Level.SECTION,
-                        },
-                    )
+                t_attrs = nodes[target]
+                key = _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION)
+                if (satz, target, key) in edges:
+                    continue  # the first mention of a target wins
+                if mention is None:
+                    mention = text[r_start : ref.span[1]]
+                edges[satz, target, key] = {
+                    "type": key,
+                    "mention": mention,
+                    "origin": origin,
+                    "cross_code": t_attrs["code"] != code_key,
+                    "partial": not complete,
+                    "designator": ref.designator.kind,
+                    "relative": ref.path.top is not Level.SECTION,
+                }
+        self.report.mentions += mentions
+
+    def finish(self) -> CitationReport:
+        """Add the collected ``cites_*`` edges to the graph and count them."""
+        edges, self._edges = self._edges, {}
         succ, pred = self.graph._succ, self.graph._pred  # direct insertion, as in graph._add_tree
+        report = self.report
+        by_target = report.by_target
         for (u, v, k), attrs in edges.items():
             keydict = succ[u].get(v)
             if keydict is None:
@@ -295,17 +332,17 @@ class CitationLinker:
                 succ[u][v] = keydict
                 pred[v][u] = keydict
             keydict[k] = attrs
-            self.report.edges += 1
-            self.report.by_target[k] += 1
+            report.edges += 1
+            by_target[k] += 1
             if attrs["cross_code"]:
-                self.report.cross_code += 1
+                report.cross_code += 1
             else:
-                self.report.intra_code += 1
+                report.intra_code += 1
             if attrs["partial"]:
-                self.report.partial += 1
+                report.partial += 1
             if attrs["relative"]:
-                self.report.relative += 1
-        return self.report
+                report.relative += 1
+        return report
 
     def _targets(
         self, ref: Reference, layout: SectionLayout, satz: str, origin: str, text: str
