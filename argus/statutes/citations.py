@@ -307,6 +307,7 @@ _NOT_LAWS = frozenset(
     }
 )
 _GUARD_REPORTER = re.compile(r"\b(?:SozR|Buchholz|BRS|AP)\s*(?:\d+\s*[-–]\s*)?\d+(?:\.\d+)?\s*(?:Nr\.?\s*\d+\s*)?$")
+_REPORTER_HINT = re.compile(r"SozR|Buchholz|BRS|AP")  #: the literals ``_GUARD_REPORTER`` needs
 _GUARD_EU = re.compile(
     r"(?:\((?:EU|EG|EWG|Euratom)\)|BGBl\.?(?:\s*\d{4})?(?:\s*[IV]{1,3})?|ABl\.?(?:\s*[A-Z]{1,2})?)\s*$"
 )
@@ -419,9 +420,17 @@ class ReferenceParser:
                 )
             if not labels:
                 break
-            if _GUARD_EU.search(text, max(0, comp_start - 16), comp_start):
+            lo = comp_start - 16 if comp_start > 16 else 0
+            # (a guard can only match where its literal is: ")" or "Bl", a reporter's name)
+            if (text.find(")", lo, comp_start) >= 0 or text.find("Bl", lo, comp_start) >= 0) and _GUARD_EU.search(
+                text, lo, comp_start
+            ):
                 break  # "Verordnung (EU) Nr. 1234/2010" is not a provision reference
-            if level is Level.SECTION and _GUARD_REPORTER.search(text, max(0, comp_start - 16), comp_start):
+            if (
+                level is Level.SECTION
+                and _REPORTER_HINT.search(text, lo, comp_start)
+                and _GUARD_REPORTER.search(text, lo, comp_start)
+            ):
                 break  # "SozR 4-2500 § 13 Nr 33": a section of a case reporter, not of a statute
             if (
                 gname == "art"
@@ -569,6 +578,12 @@ class ReferenceParser:
     ) -> tuple[Designator, int]:
         k = _skip_ws(text, pos, end)
         dm = _DEFINITE.match(text, pos, end)
+        if dm is None and (k >= end or not (text[k].isupper() or text[k] in "dv")):
+            # Without an article every designator below starts with a capital, "dies…" or "vor…":
+            # the common "Satz 1 gilt entsprechend" is settled here.
+            if self._court:
+                return Designator("none"), pos
+            return self._implicit_designator(citing_code), pos
         after_article = dm.end() if dm else k
         window_end = min(end, k + 400)
         sm = _SELF.match(text, after_article, window_end) or _SELF.match(text, k, window_end)
@@ -625,10 +640,13 @@ class ReferenceParser:
                 return Designator("unknown", None, text[k:stop], (k, stop)), stop
         if self.style is Style.COURT:
             return Designator("none"), pos
+        return self._implicit_designator(citing_code), pos
+
+    def _implicit_designator(self, citing_code: str | None) -> Designator:
         implicit = self._implicit.get(citing_code)
         if implicit is None:
             implicit = self._implicit[citing_code] = Designator("implicit", citing_code)
-        return implicit, pos
+        return implicit
 
     def _designator_before(self, text: str, anchor: int, fallback: Designator) -> Designator:
         """Court headnote style: "HGB § 74a Abs 1 S 1", "SGG § 184 Abs 2", "GG Art 80"."""

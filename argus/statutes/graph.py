@@ -21,8 +21,8 @@ from argus.errors import InputError
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, ProvisionCitation, contains_edge
-from argus.statutes.parser import TOC_KINDS, CodeInfo, ParsedCode, ParseIssue, SectionLayout, parse_code
-from argus.statutes.resolve import CitationLinker, CitationReport, ProvisionLocator
+from argus.statutes.parser import TOC_KINDS, CodeInfo, ParsedCode, ParseIssue, SectionLayout
+from argus.statutes.resolve import CitationLinker, CitationReport, ProvisionLocator, reference_scan_start
 from argus.statutes.storage import atomic_open
 
 ROOT_ID = "root"
@@ -241,33 +241,56 @@ class StatuteGraph:
 # Building
 
 
-def _add_tree(graph: nx.MultiDiGraph, nodes: list[tuple[str, dict]], edges: list[tuple[str, str, str]]) -> None:
-    """Insert a parsed code's new nodes and hierarchy edges.
+CodeTree = tuple[dict, dict, dict, list, list]
 
-    Goes straight to networkx's adjacency dicts (``_node``, ``_succ``, ``_pred``): the public
-    ``add_nodes_from``/``add_edges_from`` copy every attribute dict and cost a third of the whole
-    build. The code's adjacency is built in small dicts first and merged with one ``dict.update``
-    per table: inserting edge by edge into the graph-wide tables (a million entries for the full
-    corpus) misses the CPU cache at every step. The result, insertion order included, is what the
-    public calls would produce.
+
+def code_tree(parsed: ParsedCode) -> CodeTree:
+    """A parsed code's nodes and hierarchy edges (the root's edge to the code first) as networkx
+    stores them: node attributes, successor and predecessor dicts of its own nodes, plus the edges
+    that touch nodes outside the code (the root) as ``(u, v, keydict)`` for each side.
+
+    Built in small dicts and merged into the graph by :func:`_merge_tree` with one ``dict.update``
+    per table: inserting edge by edge into graph-wide tables of a million entries misses the CPU
+    cache at every step. Workers of a parallel build run this too.
     """
-    node_map, succ, pred = graph._node, graph._succ, graph._pred
-    local_nodes = dict(nodes)
+    local_nodes = dict(parsed.nodes)
     local_succ: dict[str, dict] = {n: {} for n in local_nodes}
     local_pred: dict[str, dict] = {n: {} for n in local_nodes}
-    for u, v, k in edges:
+    outside_succ: list[tuple[str, str, dict]] = []
+    outside_pred: list[tuple[str, str, dict]] = []
+    root_key = contains_edge(Level.CODE)
+    for u, v, k in ((ROOT_ID, parsed.info.node_id, root_key), *parsed.edges):
         keydict = {k: {"type": k}}
         adj = local_succ.get(u)
         if adj is None:
-            adj = succ[u]  # the root
-        adj[v] = keydict
+            outside_succ.append((u, v, keydict))
+        else:
+            adj[v] = keydict
         adj = local_pred.get(v)
         if adj is None:
-            adj = pred[v]
-        adj[u] = keydict
-    node_map.update(local_nodes)
+            outside_pred.append((u, v, keydict))
+        else:
+            adj[u] = keydict
+    return local_nodes, local_succ, local_pred, outside_succ, outside_pred
+
+
+def _merge_tree(graph: nx.MultiDiGraph, tree: CodeTree) -> None:
+    """Insert a code's :func:`code_tree` into the graph.
+
+    Goes straight to networkx's adjacency dicts (``_node``, ``_succ``, ``_pred``): the public
+    ``add_nodes_from``/``add_edges_from`` copy every attribute dict and cost a third of the whole
+    build. Node ids are fresh (the caller skips duplicate codes); the result, insertion order
+    included, is exactly what the public calls would produce.
+    """
+    local_nodes, local_succ, local_pred, outside_succ, outside_pred = tree
+    succ, pred = graph._succ, graph._pred
+    graph._node.update(local_nodes)
     succ.update(local_succ)
     pred.update(local_pred)
+    for u, v, keydict in outside_succ:
+        succ[u][v] = keydict
+    for u, v, keydict in outside_pred:
+        pred[v][u] = keydict
 
 
 def build_statute_graph(
@@ -275,69 +298,159 @@ def build_statute_graph(
     *,
     link_citations: bool = True,
     progress: Callable[[str], None] | None = None,
+    workers: int | None = None,
 ) -> StatuteGraph:
     """Parse ``sources`` into one graph under a common root and link citations across codes.
 
     Malformed files, files without code metadata and duplicate codes are recorded in
     ``issues`` and skipped; the build goes on.
 
+    ``workers`` processes parse the files and read their references
+    (:mod:`argus.statutes.parallel`; default: one per usable CPU, up to 8; 1 builds in this
+    process). The graph does not depend on it: results are merged in source order.
+
     The cyclic garbage collector is paused meanwhile: the build allocates millions of small dicts
     and tuples that hold no reference cycles, and the collector's repeated scans of that growing
     heap cost a fifth of the build time.
     """
+    from argus.statutes.parallel import default_workers
+
+    if workers is None:
+        workers = default_workers()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if workers > 1:
+            sources = list(sources)
+            if len(sources) >= 4:
+                return _build_parallel(sources, link_citations, progress, workers)
         return _build(sources, link_citations, progress)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _build(sources: Iterable[XmlSource], link_citations: bool, progress: Callable[[str], None] | None) -> StatuteGraph:
-    timings = BuildTimings()
-    graph = nx.MultiDiGraph()
-    graph.add_node(ROOT_ID, type="root", label="Root", code="", order=-1)
-    codes: dict[str, CodeInfo] = {}
-    sections: dict[str, dict[tuple[str, str], str]] = {}
-    issues: list[ParseIssue] = []
-    layouts: list[SectionLayout] = []
-    for source in sources:
-        t0 = time.perf_counter()
-        try:
-            data = source.read()
-        except OSError as exc:
-            issues.append(ParseIssue(source.name, "unreadable", f"cannot read: {exc}"))
-            continue
-        parsed = parse_code(data, source.name)
-        t1 = time.perf_counter()
-        timings.parse += t1 - t0
+class _Assembler:
+    """Adds parsed codes to the graph in source order (the part of a build that sees every code)."""
+
+    def __init__(self, progress: Callable[[str], None] | None) -> None:
+        self.graph = nx.MultiDiGraph()
+        self.graph.add_node(ROOT_ID, type="root", label="Root", code="", order=-1)
+        self.codes: dict[str, CodeInfo] = {}
+        self.sections: dict[str, dict[tuple[str, str], str]] = {}
+        self.issues: list[ParseIssue] = []
+        self.layouts: list[SectionLayout] = []
+        self.progress = progress
+        self.replaced_nodes = False  #: a node id of one code replaced another code's node
+
+    def add(self, name: str, parsed: ParsedCode | list[ParseIssue], tree: CodeTree | None = None) -> bool:
+        """Add one source's result; False when it is skipped (parse failure or duplicate code)."""
         if not isinstance(parsed, ParsedCode):
-            issues.extend(parsed)
-            continue
-        issues.extend(parsed.issues)
+            self.issues.extend(parsed)
+            return False
+        self.issues.extend(parsed.issues)
         key = parsed.info.key
-        if key in codes or parsed.info.node_id in graph:
-            issues.append(
+        codes = self.codes
+        if key in codes or parsed.info.node_id in self.graph:
+            self.issues.append(
                 ParseIssue(
-                    source.name,
+                    name,
                     "duplicate_code",
                     f"code {key} already loaded from {codes[key].source if key in codes else '?'}; skipped",
                     key,
                 )
             )
-            continue
+            return False
         codes[key] = parsed.info
-        sections[key] = parsed.sections
-        layouts.extend(parsed.layouts)
-        _add_tree(graph, parsed.nodes, [(ROOT_ID, parsed.info.node_id, contains_edge(Level.CODE)), *parsed.edges])
+        self.sections[key] = parsed.sections
+        self.layouts.extend(parsed.layouts)
+        before = len(self.graph._node)
+        tree = tree if tree is not None else code_tree(parsed)
+        _merge_tree(self.graph, tree)
+        if len(self.graph._node) - before != len(tree[0]):
+            self.replaced_nodes = True
+        if self.progress is not None:
+            self.progress(key)
+        return True
+
+
+def _build(sources: Iterable[XmlSource], link_citations: bool, progress: Callable[[str], None] | None) -> StatuteGraph:
+    from argus.statutes.parallel import read_and_parse
+
+    timings = BuildTimings()
+    asm = _Assembler(progress)
+    for source in sources:
+        parsed, seconds = read_and_parse(source)
+        timings.parse += seconds
+        t1 = time.perf_counter()
+        asm.add(source.name, parsed)
         timings.assemble += time.perf_counter() - t1
-        if progress is not None:
-            progress(key)
-    sg = StatuteGraph(graph, codes, sections, issues, timings=timings)
+    sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
     if link_citations:
         t2 = time.perf_counter()
-        linker = CitationLinker(graph, sg.registry, sections)
-        sg.citation_report = linker.link(layouts)
+        linker = CitationLinker(asm.graph, sg.registry, asm.sections)
+        sg.citation_report = linker.link(asm.layouts)
         timings.citations = time.perf_counter() - t2
     return sg
+
+
+def _build_parallel(
+    sources: list[XmlSource], link_citations: bool, progress: Callable[[str], None] | None, workers: int
+) -> StatuteGraph:
+    """:func:`_build` sharing parsing and reference reading with ``workers - 1`` helper processes.
+
+    Timings are this process's wall-clock: ``parse`` is parsing here plus waiting for helpers,
+    ``assemble`` the merging, ``citations`` the reference phase (reading, resolving, adding edges).
+    """
+    from argus.statutes.parallel import SharedBuild
+
+    timings = BuildTimings()
+    asm = _Assembler(progress)
+    t0 = time.perf_counter()
+    shared = SharedBuild(sources, workers - 1)
+    try:
+        layouts_of: dict[int, list[SectionLayout]] = {}
+        for idx, parsed, _seconds, tree in shared.parsed():
+            if asm.add(sources[idx].name, parsed, tree):
+                layouts_of[idx] = parsed.layouts
+        t1 = time.perf_counter()
+        timings.parse = shared.wait_s + shared.local_parse_s
+        timings.assemble = t1 - t0 - timings.parse
+        sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
+        if not link_citations:
+            shared.close()
+            return sg
+        linker = CitationLinker(asm.graph, sg.registry, asm.sections)
+        nodes = asm.graph._node
+        parse = linker.parser.parse
+
+        def read_here(idx: int) -> list:
+            found = []
+            for li, layout in enumerate(layouts_of[idx]):
+                sec = nodes[layout.section_id]
+                start = reference_scan_start(layout, sec)
+                if start is not None:
+                    refs = parse(sec["text"], citing_code=layout.code_key, start=start)
+                    if refs:
+                        found.append((li, refs))
+            return found
+
+        if asm.replaced_nodes:
+            # A node id of one file replaced another file's (never seen in the corpus): the
+            # helpers' own § texts may then differ from the graph's, so all are read here.
+            shared.close()
+            found_by_source: Iterable[tuple[int, list]] = ((idx, read_here(idx)) for idx in layouts_of)
+        else:
+            shared.start_references(list(asm.codes.values()), set(layouts_of))
+            found_by_source = shared.references(read_here)
+        for idx, found in found_by_source:
+            layouts = layouts_of[idx]
+            for li, refs in found:
+                layout = layouts[li]
+                linker.add_references(layout, nodes[layout.section_id]["text"], refs)
+        sg.citation_report = linker.finish()
+        timings.citations = time.perf_counter() - t1
+        return sg
+    except BaseException:
+        shared.terminate()
+        raise

@@ -692,7 +692,7 @@ class _CodeParser:
 
     # -- Absätze ------------------------------------------------------------------------------
     def _absaetze(self, content: etree._Element, render: _Render) -> list[_AbsatzDraft]:
-        blocks = []
+        blocks: list[tuple[etree._Element, str | None, str | None]] = []  #: (element, label, element.text)
         for child in content:
             tag = child.tag
             if not isinstance(tag, str):
@@ -703,7 +703,7 @@ class _CodeParser:
             if tag == "noindex":
                 render.notes.append(_norm_ws(" ".join(child.itertext())))
                 continue
-            head = child.text
+            first = head = child.text
             if not head or _ABSATZ_LABEL_PREFIX.fullmatch(head):
                 # The label or the text may continue in the next text nodes; only then is
                 # walking the subtree needed (the first text node decides everything else).
@@ -711,36 +711,37 @@ class _CodeParser:
                 if not head.strip() and not "".join(child.itertext()).strip():
                     continue
             m = _ABSATZ_LABEL.match(head) if tag == "P" else None
-            blocks.append((child, m.group(1) if m else None))
+            blocks.append((child, m.group(1) if m else None, first))
         if not blocks:
             return []
-        labelled = any(label for _, label in blocks)
-        groups: list[tuple[str, bool, list[etree._Element]]] = []
+        labelled = any(label for _, label, _ in blocks)
+        groups: list[tuple[str, bool, list[tuple[etree._Element, str | None]]]] = []
         if not labelled:
-            for i, (el, _) in enumerate(blocks, 1):
-                groups.append((str(i), False, [el]))
+            for i, (el, _, first) in enumerate(blocks, 1):
+                groups.append((str(i), False, [(el, first)]))
         else:
-            pending: list[etree._Element] = []
-            for el, label in blocks:
+            pending: list[tuple[etree._Element, str | None]] = []
+            for el, label, first in blocks:
                 if label:
-                    groups.append((label, True, pending + [el]))
+                    groups.append((label, True, pending + [(el, first)]))
                     pending = []
                 elif groups:
-                    groups[-1][2].append(el)
+                    groups[-1][2].append((el, first))
                 else:
-                    pending.append(el)  # text before "(1)": joins the first Absatz
+                    pending.append((el, first))  # text before "(1)": joins the first Absatz
             if pending:
                 groups.append((str(len(groups) + 1), False, pending))
         drafts: list[_AbsatzDraft] = []
         buf = render.buf
+        element = render.element
         for label, printed, elements in groups:
             buf.newline()
             start = buf.pos
             draft = _AbsatzDraft(label, printed, start, start, start, [], [], [])
-            for k, el in enumerate(elements):
+            for k, (el, first) in enumerate(elements):
                 if k:
                     buf.newline()
-                render.element(el, draft.items, draft.blocks, draft.markers, 0, False)
+                element(el, first, draft.items, draft.blocks, draft.markers, 0, False)
             draft.end = buf.content_end
             drafts.append(draft)
         text = buf.value()
@@ -781,15 +782,16 @@ class _Render:
     def element(
         self,
         el: etree._Element,
+        text: str | None,
         items: list[_Item],
         blocks: list[tuple[int, int]] | None,
         markers: list[int] | None,
         depth: int,
         in_table: bool,
     ) -> None:
-        """Emit ``el``'s text and children (not its tail); lists and tables become blocks/items."""
+        """Emit ``el``'s text (``el.text``, which the caller has read) and children (not its tail);
+        lists and tables become blocks/items."""
         buf = self.buf
-        text = el.text
         if text:
             buf.text(text)
         prev_tag = None
@@ -802,14 +804,14 @@ class _Render:
                     if tail:
                         buf.text(tail)
                     continue
-                self.element(child, items, blocks, markers, depth, in_table)
+                self.element(child, child.text, items, blocks, markers, depth, in_table)
             elif kind is _LA:
                 if prev_tag == "LA":
                     buf.newline()
-                self.element(child, items, blocks, markers, depth, in_table)
+                self.element(child, child.text, items, blocks, markers, depth, in_table)
             elif kind is _BLOCK:
                 buf.newline()
-                self.element(child, items, blocks, markers, depth, in_table)
+                self.element(child, child.text, items, blocks, markers, depth, in_table)
                 buf.newline()
             elif kind is _BR:
                 buf.newline()
@@ -826,7 +828,7 @@ class _Render:
                         markers.append(buf.pos)
                     buf.pending_space = True
                 else:
-                    self.element(child, items, blocks, markers, depth, in_table)
+                    self.element(child, child.text, items, blocks, markers, depth, in_table)
             elif kind is _SKIP:
                 if tag == "IMG":
                     self.images += 1
@@ -883,7 +885,7 @@ class _Render:
             child_items: list[_Item] = []
             if dd is not None:
                 buf.pending_space = True
-                self.element(dd, child_items, None, None, depth + 1, in_table)
+                self.element(dd, dd.text, child_items, None, None, depth + 1, in_table)
             end = buf.content_end
             clean = _clean_label(lab)
             if level is not None and clean in ("", "?"):
@@ -899,11 +901,11 @@ class _Render:
         for row in table.iter("row"):
             buf.newline()
             first = True
-            for entry in row.iterfind("entry"):
+            for entry in row.iterchildren("entry"):  # = iterfind("entry"), without ElementPath
                 if not first:
                     buf.text(" | ")
                 first = False
-                self.element(entry, [], None, None, 1, True)
+                self.element(entry, entry.text, [], None, None, 1, True)
             buf.newline()
 
 

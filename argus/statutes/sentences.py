@@ -56,6 +56,7 @@ _LETTER_LIST_WORDS = frozenset({"Buchstabe", "Buchstaben", "Doppelbuchstabe", "D
 
 # A terminator (with closing quotes/brackets) followed by whitespace and a plausible sentence start.
 _BOUNDARY = re.compile(r"[.!?][“”\"»)\]]*(?=\s+[„\"»(]?[A-ZÄÖÜ§])")
+_ROMAN = re.compile(r"[IVXLC]+")
 _DOTTED_ABBREV = re.compile(r"^(?:[A-Za-zÄÖÜäöü]{1,4}\.)+[A-Za-zÄÖÜäöü]{1,4}$")
 
 
@@ -104,7 +105,7 @@ def is_sentence_end(text: str, period: int, start: int, end: int) -> bool:
         if previous.lower() in ORDINAL_DETERMINERS and token.isdigit():
             return False
         return True
-    if re.fullmatch(r"[IVXLC]+", token) and previous in {
+    if _ROMAN.fullmatch(token) and previous in {
         "Teil",
         "Buch",
         "Kapitel",
