@@ -123,6 +123,13 @@ def run_batch(
                 _record_error(report, out, label, exc, doc_id=item.doc_id)
                 progress.advance(task)
                 continue
+            except OSError:
+                raise  # the machine (disk, permissions), not the document: stop, outputs so far are intact
+            except Exception as exc:  # a defect must not abort the batch either: record it, go on
+                _record_error(report, out, label, exc, doc_id=item.doc_id)
+                progress.console.print(f"[red]{item.doc_id}: unexpected {type(exc).__name__}: {str(exc)[:300]}[/red]")
+                progress.advance(task)
+                continue
             row = summary_row(ekg, time.perf_counter() - t0)
             report.rows.append(row)
             report.outputs[ekg.doc_id] = paths_written["json"]

@@ -3,6 +3,7 @@
     argus extract PATH... --out DIR        complaints → document Event Knowledge Graphs
     argus train-facts --out FILE           train the Fact/Non-Fact classifier
     argus validate OUT_DIR                 check EKG files against the output contract
+    argus eval GOLD... --out DIR           staged vs one-shot against gold, structural, judges, agreement
     argus schema                           print the EKG JSON Schema
     argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
 """
@@ -92,6 +93,54 @@ def extract(
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
     raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command("eval")
+def eval_command(
+    gold: list[Path] = typer.Argument(..., help="Annotated complaint folders (complaint.txt + gold.json) or split folders of them"),
+    out: Path = typer.Option(Path("eval"), "--out", "-o", help="Output folder (tables/, report.md, ledger.jsonl)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
+    staged: Optional[Path] = typer.Option(None, "--staged", help="Existing staged outputs (*.ekg.json); default OUT/staged"),
+    oneshot: Optional[Path] = typer.Option(None, "--oneshot", help="Existing one-shot outputs; default OUT/oneshot"),
+    no_oneshot: bool = typer.Option(False, "--no-oneshot", help="Evaluate the staged pipeline only (no pairwise tables)"),
+    no_run: bool = typer.Option(False, "--no-run", help="Do not run the pipeline for documents without outputs"),
+    judge: list[str] = typer.Option([], "--judge", help="Judge model, repeatable (default: the config's judge stage)"),
+    no_judge: bool = typer.Option(False, "--no-judge", help="Skip all LLM judging"),
+    stability_temperature: Optional[float] = typer.Option(None, "--stability-temperature", help="Re-judge at this temperature (0: skip)"),
+    llm_match: bool = typer.Option(False, "--llm-match", help="Add the LLM-judged gold-matching tier"),
+    model: Optional[str] = typer.Option(None, "--model", help="litellm model string for every pipeline stage"),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server for --model"),
+):
+    """Evaluate graphs against gold: matching F1, structural and judge scores, pairwise preference, merge statistics, cost."""
+    from argus.config import ArgusConfig
+    from argus.errors import ArgusError
+    from argus.evaluation import TITLES, run_evaluation
+
+    overrides = _overrides(model, [], api_base, None, None, False, False, None, None)
+    if judge:
+        overrides["eval.judges"] = list(judge)
+    if stability_temperature is not None:
+        overrides["eval.stability_temperature"] = stability_temperature
+    if llm_match:
+        overrides["eval.llm_match"] = True
+    try:
+        cfg = ArgusConfig.load(config, overrides)
+        report = run_evaluation(gold, out, cfg, staged_dir=staged, oneshot_dir=oneshot,
+                                methods=("staged",) if no_oneshot else ("staged", "oneshot"),
+                                run_missing=not no_run, use_judges=not no_judge)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    from rich.console import Console
+
+    console = Console()
+    for name in ("gold_summary", "quality", "merge", "pairwise", "stability"):
+        df = report.tables.get(name)
+        if df is not None and not df.empty:
+            console.print(f"[bold]{TITLES.get(name, name)}[/bold]")
+            console.print(df.to_markdown(index=False, floatfmt=".3f"))
+    console.print(f"tables: {out / 'tables'}  report: {out / 'report.md'}  errors: {len(report.errors)}")
+    raise typer.Exit(0 if not report.errors else 1)
 
 
 @app.command("train-facts")

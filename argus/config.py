@@ -45,7 +45,7 @@ DEFAULT_MAX_TOKENS = {
     "stage2": 700,
     "resolver": 160,
     "oneshot": 2500,
-    "judge": 500,
+    "judge": 800,
     "qa": 300,
     "reflection": 2000,
 }
@@ -140,6 +140,38 @@ class LimitsConfig(_Strict):
     max_narrative_sentences: int = Field(default=600, ge=1)
 
 
+class EvalConfig(_Strict):
+    """Evaluation settings (``argus eval``) and the weights of the quality score."""
+
+    judges: list[str | dict] = Field(
+        default_factory=list,
+        description="Judge models: model strings or LMSpec mappings, each over lm.stages.judge; empty: that stage's model",
+    )
+    quality_weights: dict[str, float] = Field(default_factory=lambda: {"structural": 0.5, "judge": 0.5})
+    structural_weights: dict[str, float] | None = Field(default=None, description="None: metrics.structural.DEFAULT_WEIGHTS")
+    coverage_target: float = Field(default=0.7, gt=0.0, le=1.0)
+    stability_temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="0 skips the stability re-judging")
+    both_orders: bool = Field(default=True, description="Judge each pair as (A, B) and (B, A); disagreement is a tie")
+    llm_match: bool = Field(default=False, description="Add the LLM-judged gold-matching tier (first judge)")
+
+    def judge_specs(self, lm: "LMConfig") -> list[LMSpec]:
+        base = lm.for_stage("judge")
+        if not self.judges:
+            return [base]
+        out = []
+        for j in self.judges:
+            data = base.model_dump()
+            override = {"model": j} if isinstance(j, str) else dict(j)
+            if override.get("model") != data["model"] and "api_base" not in override:
+                data["api_base"] = None
+            data.update(override)
+            try:
+                out.append(LMSpec(**data))
+            except ValidationError as exc:
+                raise ConfigError(f"eval.judges: {exc}") from exc
+        return out
+
+
 class ArgusConfig(_Strict):
     lm: LMConfig = Field(default_factory=LMConfig)
     facts: FactsConfig = Field(default_factory=FactsConfig)
@@ -147,6 +179,7 @@ class ArgusConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     merge: MergeConfig = Field(default_factory=MergeConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
     segmenter: str = "legal"
     cache_dir: Path = Path(".argus_cache")
 

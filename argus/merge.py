@@ -281,11 +281,29 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
     graph = graph.model_copy(deep=True)
     by_id = {e.id: e for e in graph.events}
     uf = _UnionFind()
+    group_chunks = {e.id: _chunks_of(e) for e in graph.events}
     for r in resolutions:
         if r.same_occurrence and r.a in by_id and r.b in by_id:
             keep, drop = sorted([r.a, r.b], key=lambda x: int(x[2:]))
-            if uf.union(keep, drop):
-                log.append(MergeDecision(action="merge_events", items=[keep, drop], rule=f"resolver:{r.model}", reason=r.reason))
+            ra, rb = uf.find(keep), uf.find(drop)
+            if ra == rb:
+                continue
+            # Guards: a restated occurrence keeps its type, and Stage 1 already told apart the
+            # events of one chunk, so a merge may not join two events of the same chunk (this
+            # also stops chains of "same" answers from collapsing a whole narrative into one event).
+            if by_id[keep].type != by_id[drop].type:
+                log.append(MergeDecision(action="keep_separate", items=[keep, drop], rule=f"resolver:{r.model}",
+                                         reason=f"same occurrence proposed, rejected: types differ ({by_id[keep].type} vs {by_id[drop].type})"))
+                continue
+            if group_chunks[ra] & group_chunks[rb]:
+                log.append(MergeDecision(action="keep_separate", items=[keep, drop], rule=f"resolver:{r.model}",
+                                         reason="same occurrence proposed, rejected: the merge would join two events of chunk "
+                                                + ", ".join(sorted(group_chunks[ra] & group_chunks[rb]))))
+                continue
+            uf.union(keep, drop)
+            root = uf.find(keep)
+            group_chunks[root] = group_chunks[ra] | group_chunks[rb]
+            log.append(MergeDecision(action="merge_events", items=[keep, drop], rule=f"resolver:{r.model}", reason=r.reason))
         elif r.a in by_id and r.b in by_id:
             log.append(MergeDecision(action="keep_separate", items=[r.a, r.b], rule=f"resolver:{r.model}",
                                      reason=r.reason or "not the same occurrence"))

@@ -289,8 +289,9 @@ class ArgusPipeline:
             out = res.outputs or {"entities": [], "events": [], "temporal_edges": [], "causal_edges": []}
             g = EventGraph.model_construct(
                 entities=out["entities"], events=out["events"],
-                temporal_edges=[TemporalEdge(**e.model_dump()) for e in out["temporal_edges"]],
-                causal_edges=[CausalEdge(**e.model_dump()) for e in out["causal_edges"]],
+                # unvalidated on purpose: repair_graph grounds evidence-less edges in their events
+                temporal_edges=[TemporalEdge.model_construct(**e.model_dump()) for e in out["temporal_edges"]],
+                causal_edges=[CausalEdge.model_construct(**e.model_dump()) for e in out["causal_edges"]],
             )
             g, issues = repair_graph(g, set(ids))
             mg = MiniGraph(chunk_id="C1", graph=g, attempts={"oneshot": res.attempts},

@@ -11,6 +11,7 @@ import dspy
 
 from programs.chunker import SemanticChunker
 from programs.fact_fallback import FactFallback
+from programs.judge import EventMatchJudge, GraphJudge, PairwiseJudge
 from programs.oneshot import OneShotExtractor
 from programs.resolver import CrossChunkResolver
 from programs.stage1 import Stage1Extractor
@@ -36,6 +37,9 @@ class ArgusPrograms(dspy.Module):
 __all__ = [
     "ArgusPrograms",
     "CrossChunkResolver",
+    "EventMatchJudge",
+    "GraphJudge",
+    "PairwiseJudge",
     "FactFallback",
     "OneShotExtractor",
     "SemanticChunker",

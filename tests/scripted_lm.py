@@ -77,6 +77,17 @@ class ScriptedEngine:
             t = [e for e in t if e["relation"] in ("BEFORE", "SAME_TIME")]
             c = [e for e in c if e["relation"] in ("CAUSES", "ENABLES")]
             return {**graph, "temporal_edges": t, "causal_edges": c}
+        if "factual_accuracy" in fields:
+            grounded, total = _grounding(inputs.get("graph", ""), inputs.get("sentences", ""))
+            score = 1 + round(4 * grounded / total) if total else 1
+            why = f"{grounded} of {total} events cite sentences that exist"
+            return {f: {"score": score, "rationale": why} for f in fields if f != "feedback"}
+        if "event_grounding" in fields:
+            ga = _grounding(inputs.get("graph_a", ""), inputs.get("sentences", ""))[0]
+            gb = _grounding(inputs.get("graph_b", ""), inputs.get("sentences", ""))[0]
+            win = "A" if ga > gb else "B" if gb > ga else "tie"
+            return {"event_grounding": win, "evidence_grounding": win, "edge_correctness": win, "overall": win,
+                    "reason": f"A grounds {ga} events, B {gb}"}
         if "temporal_edges" in fields:
             stage1 = json.loads(inputs.get("stage1_json", "{}") or "{}")
             t, c = self._stage2(inputs.get("chunk", ""), stage1.get("events", []))
@@ -120,6 +131,19 @@ class ScriptedEngine:
                 if prev:
                     causal.append({"source": prev[0]["id"], "target": by_sid[sid], "relation": "CAUSES", "evidence": [sid]})
         return temporal, causal
+
+
+def _grounding(graph_text: str, sentences_text: str) -> tuple[int, int]:
+    """(events whose evidence ids are all labeled sentences, events) in a rendered graph."""
+    known = {sid for sid, _ in _sentences(sentences_text)}
+    grounded = total = 0
+    for line in graph_text.splitlines():
+        m = re.match(r"EV\d+ \[.*; evidence (.*)$", line)
+        if m:
+            total += 1
+            ids = [x.strip() for x in m.group(1).split(",")]
+            grounded += all(x in known for x in ids)
+    return grounded, total
 
 
 def _sentences(text: str) -> list[tuple[str, str]]:

@@ -34,6 +34,25 @@ def test_batch_goes_on_past_bad_documents(scripted_pipeline, tmp_path):
     assert (out / "summary.csv").read_text().startswith("doc_id,status,")
 
 
+def test_an_unexpected_error_in_one_document_does_not_abort_the_batch(scripted_pipeline, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.txt").write_text(DEMO.read_text())
+    (src / "b.txt").write_text(DEMO.read_text())
+    real = scripted_pipeline.extract
+
+    def flaky(item, ledger=None):
+        if item.doc_id == "a":
+            raise ValueError("a defect triggered by this document")
+        return real(item, ledger=ledger)
+
+    scripted_pipeline.extract = flaky
+    report = run_batch([src], tmp_path / "out", pipeline=scripted_pipeline)
+    assert [r["doc_id"] for r in report.rows] == ["b"]
+    err = json.loads((tmp_path / "out" / "errors.jsonl").read_text().splitlines()[0])
+    assert err["doc_id"] == "a" and err["error"] == "ValueError" and "defect" in err["message"]
+
+
 def test_a_failure_while_writing_leaves_the_previous_output_intact(scripted_pipeline, tmp_path, monkeypatch):
     out = tmp_path / "out"
     run_batch([DEMO], out, pipeline=scripted_pipeline)

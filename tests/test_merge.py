@@ -90,3 +90,19 @@ def test_merging_never_loses_an_evidence_id(events, n_chunks):
 
 def test_normalize_name():
     assert normalize_name('  "Ms.   Torres," ') == "ms. torres"
+
+
+def test_resolver_merges_are_guarded_by_type_and_chunk():
+    """A chain of "same occurrence" answers cannot join two events of one chunk, nor two types."""
+    a = mg("C1", [], [ev(1, "complain", ["S2"], etype="complaint"), ev(2, "complain again", ["S3"], etype="complaint")])
+    b = mg("C2", [], [ev(1, "complained", ["S7"], etype="complaint"), ev(2, "fire", ["S8"], etype="termination")])
+    graph, _ = merge_minigraphs([a, b])
+    ids = {e.verb: e.id for e in graph.events}
+    res = [Resolution(ids["complain"], ids["complained"], True, "NONE", "restated", "m"),
+           Resolution(ids["complain again"], ids["complained"], True, "NONE", "restated too", "m"),
+           Resolution(ids["complain"], ids["fire"], True, "NONE", "confused", "m")]
+    merged, log = apply_resolutions(graph, res)
+    assert len(merged.events) == 3  # only the first merge holds
+    rejected = [d.reason for d in log if d.action == "keep_separate"]
+    assert any("two events of chunk C1" in r for r in rejected)
+    assert any("types differ" in r for r in rejected)
