@@ -206,6 +206,7 @@ def run_evaluation(
             quality_rows.append({"doc_id": gold.doc_id, "method": method, "structural": st.score,
                                  "judge": jmean.score if jmean else math.nan, "quality": q.score,
                                  "cost_usd": cost.usd, "tokens": cost.tokens, "lm_calls": cost.calls,
+                                 "cache_hits": cost.cache_hits, "billed_usd": cost.billed_usd,
                                  "seconds": round(_seconds(ekg), 1)})
 
     tables = report.tables

@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict
 class LedgerEntry(BaseModel):
     """One language-model call.
 
-    ``cache_hit`` calls come from DSPy's disk cache: no tokens billed, cost 0.
+    ``cache_hit`` calls come from DSPy's cache: no tokens billed, cost 0; their ``cached_*`` fields
+    hold the tokens and cost of the original call that the cached answer came from (0 when not a
+    cache hit or unknown), so a method's cost per document does not depend on the cache's state.
     ``cost_known`` is False when neither a configured price nor litellm's price table knew the model.
     """
 
@@ -41,6 +43,19 @@ class LedgerEntry(BaseModel):
     cache_hit: bool
     latency_s: float
     timestamp: str
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
+    cached_cost_usd: float = 0.0
+
+    @property
+    def list_tokens(self) -> int:
+        """Tokens of the call whether billed now or served from the cache."""
+        return self.prompt_tokens + self.completion_tokens + self.cached_prompt_tokens + self.cached_completion_tokens
+
+    @property
+    def list_cost_usd(self) -> float:
+        """Cost of the call at list price whether billed now or served from the cache."""
+        return self.cost_usd + self.cached_cost_usd
 
 
 class Totals(BaseModel):
@@ -178,6 +193,9 @@ def record_lm_call(
     cost_known: bool,
     cache_hit: bool,
     latency_s: float,
+    cached_prompt_tokens: int = 0,
+    cached_completion_tokens: int = 0,
+    cached_cost_usd: float = 0.0,
 ) -> LedgerEntry | None:
     """Called by ``MeteredLM`` after every call; a no-op outside any ``ledger_context``."""
     ctx = _CONTEXT.get()
@@ -194,6 +212,9 @@ def record_lm_call(
         cost_known=cost_known,
         cache_hit=cache_hit,
         latency_s=round(latency_s, 4),
+        cached_prompt_tokens=cached_prompt_tokens,
+        cached_completion_tokens=cached_completion_tokens,
+        cached_cost_usd=cached_cost_usd,
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"),
     )
     ctx.ledger.add(entry)

@@ -296,6 +296,57 @@ class AsyncLlamaCppEngine:
 # ----------------------------------------------------------------------------- metered LM
 
 
+_CACHED_USAGE = "_argus_cached_usage"
+
+
+def _keep_cached_usage() -> None:
+    """Let cache hits carry the usage of the original call (DSPy clears it on every hit).
+
+    For litellm (provider) responses, DSPy's ``Cache._prepare_cached_response`` copies the stored
+    response and empties its ``usage``; the wrapper keeps a copy under a private attribute so the ledger can record what a
+    cached call originally cost (``LedgerEntry.cached_*``). Billed tokens stay 0.
+    """
+    from dspy.clients.cache import Cache
+
+    original = Cache._prepare_cached_response
+    if getattr(original, "_argus_wrapped", False):
+        return
+
+    def prepare(self, response):
+        usage = getattr(response, "usage", None)
+        kept = dict(usage) if usage else {}
+        out = original(self, response)
+        if kept:
+            try:
+                object.__setattr__(out, _CACHED_USAGE, kept)
+            except Exception:  # an exotic response type: the ledger then records 0
+                pass
+        return out
+
+    prepare._argus_wrapped = True
+    Cache._prepare_cached_response = prepare
+
+
+
+def _cached_usage(response) -> dict:
+    """The original usage behind a cached response: engine responses (``dspy.lm15.Response``) keep
+    their ``Usage``; provider responses carry the copy made by ``_keep_cached_usage``."""
+    if response is None:
+        return {}
+    usage = getattr(response, "usage", None)
+    if usage is not None and hasattr(usage, "input_tokens"):
+        return {"prompt_tokens": usage.input_tokens or 0, "completion_tokens": usage.output_tokens or 0}
+    if isinstance(response, dict) and _CACHED_USAGE in response:
+        return dict(response[_CACHED_USAGE] or {})
+    try:
+        return dict(getattr(response, _CACHED_USAGE, None) or {})
+    except Exception:
+        return {}
+
+
+_keep_cached_usage()
+
+
 class MeteredLM(dspy.LM):
     """A ``dspy.LM`` that records every call (tokens, USD, cache hit, latency) in the cost ledger.
 
@@ -336,7 +387,16 @@ class MeteredLM(dspy.LM):
         completion_tokens = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
         cache_hit = not usage
         cost, known = self._cost(entry, prompt_tokens, completion_tokens, cache_hit)
+        cached = {}
+        if cache_hit:
+            original = _cached_usage(entry.get("response"))
+            cp = int(original.get("prompt_tokens") or original.get("input_tokens") or 0)
+            cc = int(original.get("completion_tokens") or original.get("output_tokens") or 0)
+            if cp or cc:
+                list_cost, known = self._cost({}, cp, cc, False)
+                cached = dict(cached_prompt_tokens=cp, cached_completion_tokens=cc, cached_cost_usd=list_cost)
         record_lm_call(
+            **cached,
             model=self.model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

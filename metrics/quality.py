@@ -38,7 +38,12 @@ def quality_score(
 
 @dataclass(frozen=True)
 class Cost:
-    """Cost of producing one document: USD, tokens, LM calls (from the document's ledger)."""
+    """Cost of producing one document (from the document's ledger).
+
+    ``usd`` and ``tokens`` count every call at list price, including calls answered from DSPy's
+    cache (their original cost), so a method's cost does not depend on what was cached;
+    ``billed_usd`` and ``billed_tokens`` are what this run actually spent.
+    """
 
     usd: float
     tokens: int
@@ -46,6 +51,9 @@ class Cost:
     completion_tokens: int
     calls: int
     cost_known: bool
+    billed_usd: float = 0.0
+    billed_tokens: int = 0
+    cache_hits: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -55,10 +63,13 @@ def document_cost(ekg, stages: tuple[str, ...] | None = None) -> Cost:
     """Cost of a ``DocumentEKG`` from its embedded ledger; ``stages`` restricts to those stages."""
     entries = [e for e in ekg.ledger.entries if stages is None or e.stage in stages]
     return Cost(
-        usd=sum(e.cost_usd for e in entries),
-        tokens=sum(e.prompt_tokens + e.completion_tokens for e in entries),
-        prompt_tokens=sum(e.prompt_tokens for e in entries),
-        completion_tokens=sum(e.completion_tokens for e in entries),
+        usd=sum(e.list_cost_usd for e in entries),
+        tokens=sum(e.list_tokens for e in entries),
+        prompt_tokens=sum(e.prompt_tokens + e.cached_prompt_tokens for e in entries),
+        completion_tokens=sum(e.completion_tokens + e.cached_completion_tokens for e in entries),
         calls=len(entries),
         cost_known=all(e.cost_known for e in entries),
+        billed_usd=sum(e.cost_usd for e in entries),
+        billed_tokens=sum(e.prompt_tokens + e.completion_tokens for e in entries),
+        cache_hits=sum(e.cache_hit for e in entries),
     )

@@ -98,6 +98,16 @@ def test_stage1_through_litellm_against_a_local_llama_cpp_server(llama_server, t
     sent = lm.history[-1]["kwargs"]["response_format"]
     assert sent["type"] == "json_object" and "events" in json.dumps(sent["schema"])
     assert "api_base" not in json.dumps(lm.dump_state())
+    # a repeated call is served from DSPy's cache: nothing billed, the original tokens remembered
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
+    cached_lm = build_lm(spec.model_copy(update={"cache": True}))
+    ledger2 = CostLedger()
+    with dspy.context(lm=cached_lm, adapter=SchemaJSONAdapter()), ledger_context(ledger2, stage="stage1"):
+        progs.stage1(chunk_text=CHUNK, sentence_ids=CHUNK_IDS)
+        progs.stage1(chunk_text=CHUNK, sentence_ids=CHUNK_IDS)
+    first, second = ledger2.entries
+    assert not first.cache_hit and second.cache_hit and second.prompt_tokens == 0
+    assert (second.cached_prompt_tokens, second.cached_completion_tokens) == (first.prompt_tokens, first.completion_tokens)
 
 
 @needs_data

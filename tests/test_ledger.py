@@ -53,6 +53,10 @@ def test_cache_hits_cost_nothing(tmp_path):
     first, second = ledger.entries
     assert not first.cache_hit and first.cost_usd > 0
     assert second.cache_hit and second.cost_usd == 0 and second.prompt_tokens == 0
+    # the cached answer remembers what the original call cost, so cost per document is cache-independent
+    assert (second.cached_prompt_tokens, second.cached_completion_tokens) == (first.prompt_tokens, first.completion_tokens)
+    assert second.cached_cost_usd == first.cost_usd and second.list_cost_usd == first.list_cost_usd
+    assert second.list_tokens == first.list_tokens > 0
 
 
 def test_no_context_records_nothing_and_jsonl_roundtrip(tmp_path):
