@@ -4,6 +4,7 @@
     argus train-facts --out FILE           train the Fact/Non-Fact classifier
     argus validate OUT_DIR                 check EKG files against the output contract
     argus eval GOLD... --out DIR           staged vs one-shot against gold, structural, judges, agreement
+    argus annotate export|report …         human-evaluation sheets and their agreement statistics
     argus schema                           print the EKG JSON Schema
     argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
 """
@@ -141,6 +142,51 @@ def eval_command(
             console.print(df.to_markdown(index=False, floatfmt=".3f"))
     console.print(f"tables: {out / 'tables'}  report: {out / 'report.md'}  errors: {len(report.errors)}")
     raise typer.Exit(0 if not report.errors else 1)
+
+
+annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics")
+app.add_typer(annotate_app, name="annotate")
+
+
+@annotate_app.command("export")
+def annotate_export(
+    graphs: Path = typer.Argument(..., help="A folder of *.ekg.json files, or one file"),
+    out: Path = typer.Option(..., "--out", "-o", help="The CSV sheet to write"),
+    annotator: str = typer.Option("", "--annotator", help="Prefill the annotator column"),
+):
+    """Write one CSV row per graph element (entity, event, edge) with its source sentences, to label
+    Aligned / Partially Aligned / Misaligned with an error tag."""
+    from argus.schema import DocumentEKG
+    from metrics.human import export_sheet
+
+    files = sorted(graphs.glob("*.ekg.json")) if graphs.is_dir() else [graphs]
+    if not files:
+        typer.secho(f"error: no *.ekg.json under {graphs}", fg="red", err=True)
+        raise typer.Exit(2)
+    ekgs = [DocumentEKG.model_validate_json(f.read_text(encoding="utf-8")) for f in files]
+    path = export_sheet(ekgs, out, annotator=annotator)
+    typer.echo(f"wrote {path} ({sum(len(e.graph.entities) + len(e.graph.events) + len(e.graph.temporal_edges) + len(e.graph.causal_edges) for e in ekgs)} elements from {len(ekgs)} graph(s))")
+
+
+@annotate_app.command("report")
+def annotate_report(
+    sheets: list[Path] = typer.Argument(..., help="Filled sheets, one per annotator"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table as Markdown here"),
+):
+    """Label shares, percent agreement, Fleiss' kappa and Krippendorff's alpha over filled sheets."""
+    from argus.errors import ArgusError
+    from argus.io import write_text_atomic
+    from metrics.human import agreement_report, read_sheets
+
+    try:
+        report = agreement_report(read_sheets(sheets))
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    text = report.to_markdown()
+    typer.echo(text)
+    if out:
+        write_text_atomic(out, text + "\n")
 
 
 @app.command("train-facts")

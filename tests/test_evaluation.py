@@ -121,3 +121,24 @@ def test_input_errors(tmp_path):
         find_gold_documents([tmp_path / "nope.txt"])
     res = CliRunner().invoke(app, ["eval", str(tmp_path), "--out", str(tmp_path / "o"), "--no-judge"])
     assert res.exit_code == 2 and "no annotated documents" in res.output
+
+
+def test_annotate_cli_round_trip(produced, tmp_path):
+    import csv
+
+    tmp, _ = produced
+    runner = CliRunner()
+    res = runner.invoke(app, ["annotate", "export", str(tmp / "staged"), "-o", str(tmp_path / "sheet.csv")])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader((tmp_path / "sheet.csv").open(encoding="utf-8")))
+    assert rows and {"entity", "event"} <= {r["element_kind"] for r in rows}
+    for name in ("ann1", "ann2"):
+        with (tmp_path / f"{name}.csv").open("w", encoding="utf-8", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows({**r, "annotator": name, "label": "Aligned"} for r in rows)
+    res = runner.invoke(app, ["annotate", "report", str(tmp_path / "ann1.csv"), str(tmp_path / "ann2.csv"),
+                              "-o", str(tmp_path / "agreement.md")])
+    assert res.exit_code == 0, res.output
+    assert "Percent Agreement" in res.output and "100.0%" in res.output
+    assert (tmp_path / "agreement.md").read_text().startswith("| metric")
