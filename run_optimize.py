@@ -1,28 +1,44 @@
-"""Campaign entry point: ``python run_optimize.py campaigns/<name>.yaml``.
+"""Campaign entry point: ``python run_optimize.py campaigns/<name>.yaml`` (same as ``argus optimize``).
 
-Optimization campaigns (GEPA over every program, the quality–cost Pareto frontier, compiled
-artifacts in ``compiled/``) are the subject of a later issue; until they land this script only
-says how it will be used and exits with status 2.
+Runs (or resumes) an optimization campaign: GEPA evolves the Stage 1 / Stage 2 instructions inside
+an Optuna search over settings, and the quality–cost Pareto frontier of compiled programs is
+written to ``compiled/<campaign>/`` (see ``optimizers/campaign.py``).
 """
 
 from __future__ import annotations
 
 import sys
 
-USAGE = """usage: python run_optimize.py campaigns/<name>.yaml
+USAGE = """usage: python run_optimize.py campaigns/<name>.yaml [--run-root runs/campaigns] [--compiled compiled]
 
-Runs an optimization campaign: GEPA evolves the prompts of the ARGUS programs
-(fact fallback, chunker, Stage 1, Stage 2, cross-chunk resolver) against structural and
-judge metrics, and keeps a quality-cost Pareto frontier of compiled programs in compiled/.
-
-Not available yet in this version: campaigns arrive with the optimizers package.
-Meanwhile, `argus extract` runs the seed programs (see README.md)."""
+Runs an optimization campaign (resumable from its run directory; stop it with Ctrl-C or by
+creating RUN_DIR/STOP) and writes the quality-cost frontier to compiled/<campaign>/.
+Then: argus frontier show compiled/<campaign>; argus extract --frontier compiled/<campaign> …"""
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    print(USAGE, file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-    return 0 if argv and argv[0] in ("-h", "--help") else 2
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    from typer.main import get_command
+
+    from argus.cli import app
+
+    try:
+        get_command(app).main(args=["optimize", *argv], prog_name="run_optimize.py", standalone_mode=False)
+    except SystemExit as exc:  # pragma: no cover - typer exits on errors
+        return int(exc.code or 0)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            return int(exc.exit_code)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        raise
+    return 0
 
 
 if __name__ == "__main__":

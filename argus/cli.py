@@ -78,6 +78,10 @@ def extract(
     max_chars: Optional[int] = typer.Option(None, "--max-chars", help="refuse documents longer than this"),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="do not redo documents whose EKG exists"),
     no_graphml: bool = typer.Option(False, "--no-graphml", help="write only the JSON"),
+    frontier: Optional[Path] = typer.Option(None, "--frontier", help="Use a member of a compiled frontier (compiled/<campaign>)"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),
+    min_quality: Optional[float] = typer.Option(None, "--min-quality", help="With --frontier: min validation quality"),
+    strategy: str = typer.Option("knee", "--strategy", help="With --frontier: knee | max_quality | min_cost"),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
     from argus.batch import run_batch
@@ -87,9 +91,21 @@ def extract(
     if method not in ("staged", "oneshot"):
         raise typer.BadParameter("--method must be staged or oneshot")
     try:
-        cfg = ArgusConfig.load(config, _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver,
-                                                  framenet_hints, cache_dir, max_chars))
-        report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml)
+        overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars)
+        pipeline = None
+        if frontier is not None:
+            from optimizers.deploy import member_pipeline
+
+            pipeline, member = member_pipeline(frontier, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
+                                               config_path=config, overrides=overrides)
+            cfg = pipeline.config
+            q, c = member.objectives.get("quality", float("nan")), member.objectives.get("cost_usd", float("nan"))
+            typer.echo(f"frontier member {member.member_id}: validation quality {q:.3f}, ${c:.6f} per document, "
+                       f"settings {member.settings}", err=True)
+        else:
+            cfg = ArgusConfig.load(config, overrides)
+        report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
+                           pipeline=pipeline)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
@@ -142,6 +158,24 @@ def eval_command(
             console.print(df.to_markdown(index=False, floatfmt=".3f"))
     console.print(f"tables: {out / 'tables'}  report: {out / 'report.md'}  errors: {len(report.errors)}")
     raise typer.Exit(0 if not report.errors else 1)
+
+
+@app.command("optimize")
+def optimize_command(
+    campaign: Path = typer.Argument(..., help="Campaign YAML (campaigns/<name>.yaml)"),
+    run_root: Path = typer.Option(Path("runs/campaigns"), "--run-root", help="Run directories (resumable) live here"),
+    compiled: Path = typer.Option(Path("compiled"), "--compiled", help="Where the frontier is written"),
+):
+    """Run (or resume) an optimization campaign: GEPA + Optuna, quality–cost frontier in compiled/."""
+    from argus.errors import ArgusError
+    from optimizers.campaign import run_campaign
+
+    try:
+        result = run_campaign(campaign, run_root=run_root, compiled_root=compiled)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    raise typer.Exit(0 if result.frontier else 1)
 
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics")
@@ -274,6 +308,9 @@ def _mount_subapps() -> None:
     from argus.ingest.courtlistener import courtlistener_command
 
     app.command("fetch-courtlistener", help="Download NOS 442 complaints from CourtListener RECAP")(courtlistener_command)
+    from optimizers.cli import app as frontier_app
+
+    app.add_typer(frontier_app, name="frontier", help="Inspect compiled quality–cost frontiers")
     try:
         from argus.statutes.cli import app as statutes_app
     except ImportError:

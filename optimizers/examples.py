@@ -1,0 +1,147 @@
+"""Optimization examples from the annotated complaints, and the chunk-level program GEPA evolves.
+
+A chunk example is one window of a gold FACTS narrative (the gold sentence ids, the gold fact
+sentences in order, ``max_sentences`` per window with ``overlap``) with the part of the gold graph
+that the window states: the events citing a sentence of the window (evidence trimmed to it), the
+entities taking part in them, the edges between them. Examples carry what ``metrics.gepa.GraphMetric``
+reads: ``sentence_ids``, ``fact_ids``, ``sentences`` and ``gold_graph``.
+
+``ChunkGraphProgram`` runs Stage 1 then Stage 2 on a chunk exactly as the pipeline does (with the
+same validation and repair) and returns a ``dspy.Prediction`` with the four graph lists. Its
+predictors are named like the pipeline's (``stage1.extract.predict``, ``stage2.relate.predict``),
+so an evolved state transfers to ``programs.ArgusPrograms`` one to one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import dspy
+
+from argus.chunking import window_chunks
+from argus.paths import complaints_dir
+from argus.schema import FRAME_HINTS, EventGraph
+from argus.validation import repair_stage1, repair_stage2
+from programs.stage1 import Stage1Extractor
+from programs.stage2 import Stage2Extractor
+
+
+def _gold_docs(split: str, root: Path | None = None) -> list[dict]:
+    base = (root / split) if root else complaints_dir(split)
+    if not base.exists():
+        return []
+    return [json.loads((d / "gold.json").read_text(encoding="utf-8")) for d in sorted(base.iterdir()) if (d / "gold.json").exists()]
+
+
+def restrict_graph(graph: dict, ids: list[str]) -> dict:
+    """The part of a gold graph that the sentences ``ids`` state (see the module docstring)."""
+    keep = set(ids)
+    events = []
+    for ev in graph["events"]:
+        evidence = [s for s in ev["evidence"] if s in keep]
+        if evidence:
+            events.append({**ev, "evidence": evidence})
+    ev_ids = {e["id"] for e in events}
+    ent_ids = {p["entity"] for e in events for p in e["participants"]}
+    entities = [e for e in graph["entities"] if e["id"] in ent_ids]
+    by_id = {e["id"]: e for e in events}
+
+    def edges(key):
+        out = []
+        for e in graph[key]:
+            if e["source"] in ev_ids and e["target"] in ev_ids:
+                evidence = [s for s in e["evidence"] if s in keep] or sorted(
+                    set(by_id[e["source"]]["evidence"]) | set(by_id[e["target"]]["evidence"]), key=lambda s: int(s[1:]))
+                out.append({**e, "evidence": evidence})
+        return out
+
+    return {"entities": entities, "events": events, "temporal_edges": edges("temporal_edges"), "causal_edges": edges("causal_edges")}
+
+
+def chunk_examples(
+    split: str,
+    *,
+    docs: int | None = None,
+    doc_offset: int = 0,
+    chunks_per_doc: int | None = None,
+    max_sentences: int = 6,
+    overlap: int = 2,
+    root: Path | None = None,
+) -> list[dspy.Example]:
+    """Chunk examples of ``docs`` documents of ``split`` (after skipping ``doc_offset``)."""
+    out: list[dspy.Example] = []
+    golds = _gold_docs(split, root)[doc_offset:]
+    if docs is not None:
+        golds = golds[:docs]
+    for gold in golds:
+        sents = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p]
+        facts = [s for s in sents if s["fact"]]
+        text = {s["id"]: s["text"] for s in facts}
+        chunks = window_chunks([s["id"] for s in facts], max_sentences=max_sentences, overlap=overlap)
+        if chunks_per_doc is not None:
+            chunks = chunks[:chunks_per_doc]
+        for k, ch in enumerate(chunks, 1):
+            ids = list(ch.sentence_ids)
+            sentences = [(sid, text[sid]) for sid in ids]
+            out.append(dspy.Example(
+                example_id=f"{gold['doc_id']}:C{k}",
+                doc_id=gold["doc_id"],
+                chunk_text="\n".join(f"[{sid}] {t}" for sid, t in sentences),
+                sentence_ids=ids,
+                fact_ids=ids,
+                sentences=sentences,
+                gold_graph=restrict_graph(gold["graph"], ids),
+            ).with_inputs("chunk_text", "sentence_ids"))
+    return out
+
+
+def examples_hash(examples: list[dspy.Example]) -> str:
+    """A stable hash of a data split (ids, texts and gold graphs), recorded in every manifest."""
+    h = hashlib.sha256()
+    for ex in examples:
+        h.update(json.dumps([ex.example_id, ex.chunk_text, ex.gold_graph], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+class ChunkGraphProgram(dspy.Module):
+    """Stage 1 → repair → Stage 2 → repair on one chunk, as in ``ArgusPipeline.extract_chunk``."""
+
+    def __init__(self, max_retries: int = 1, framenet_hints: bool = False):
+        super().__init__()
+        self.stage1 = Stage1Extractor(max_retries=max_retries)
+        self.stage2 = Stage2Extractor(max_retries=max_retries)
+        self.framenet_hints = framenet_hints
+
+    def forward(self, chunk_text: str, sentence_ids: list[str]) -> dspy.Prediction:
+        allowed = set(sentence_ids)
+        hints = "\n".join(f"{k}: {v}" for k, v in FRAME_HINTS.items()) if self.framenet_hints else ""
+        r1 = self.stage1(chunk_text=chunk_text, sentence_ids=list(sentence_ids), frame_hints=hints)
+        out1 = r1.outputs or {"entities": [], "events": []}
+        entities, events, _, _ = repair_stage1(out1["entities"], out1["events"], allowed)
+        temporal, causal = [], []
+        if len(events) >= 2:
+            stage1_json = json.dumps(
+                {"entities": [e.model_dump() for e in entities], "events": [e.model_dump(exclude={"confidence"}) for e in events]},
+                ensure_ascii=False,
+            )
+            r2 = self.stage2(chunk_text=chunk_text, stage1_json=stage1_json, sentence_ids=list(sentence_ids),
+                             event_ids=[e.id for e in events])
+            out2 = r2.outputs or {"temporal_edges": [], "causal_edges": []}
+            temporal, causal, _ = repair_stage2(out2["temporal_edges"], out2["causal_edges"], events, allowed)
+        graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
+        return dspy.Prediction(**{k: list(getattr(graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")})
+
+
+def instructions_of(module: dspy.Module) -> dict[str, str]:
+    """Predictor name → instruction text."""
+    return {name: pred.signature.instructions for name, pred in module.named_predictors()}
+
+
+def apply_instructions(module: dspy.Module, instructions: dict[str, str]) -> dspy.Module:
+    """Set the instructions of the named predictors (other predictors keep theirs)."""
+    for name, pred in module.named_predictors():
+        if name in instructions:
+            pred.signature = pred.signature.with_instructions(instructions[name])
+    return module

@@ -1,0 +1,170 @@
+"""Campaigns with the simulated LM: GEPA raises the metric, the frontier and its artifacts, selection,
+loading a member for inference, stop file, and a campaign killed mid-run that resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from optimizers.campaign import Campaign, CampaignConfig
+from tests.conftest import PROJECT, needs_data
+from tests.simulated_lm import PHRASE_EVENTS, SimulatedEngine, simulated_lm_builder
+
+pytestmark = needs_data
+
+CAMPAIGN = {
+    "name": "simtest",
+    "data": {
+        "train": {"split": "train", "docs": 1, "chunks_per_doc": 2},
+        "val": {"split": "dev", "docs": 1, "chunks_per_doc": 2},
+        "test": {"split": "dev", "docs": 1, "doc_offset": 1, "chunks_per_doc": 2},
+        "max_sentences": 4,
+    },
+    "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
+    "space": {"task_model": ["local/smollm2"], "framenet_hints": [False, True]},
+    "models": {"reflection": "local/smollm2"},
+    "budget": {"trials": 2, "max_metric_calls": 8, "seconds_per_call": 0.01},
+    "reflection_minibatch_size": 2,
+}
+
+
+def _run(tmp_path, **changes):
+    cfg = CampaignConfig(**{**CAMPAIGN, **changes})
+    builder = simulated_lm_builder(SimulatedEngine())
+    result = Campaign(cfg, tmp_path / "run", tmp_path / "compiled", lm_builder=builder).run()
+    return result, builder.engine
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("campaign")
+    result, engine = _run(tmp)
+    return tmp, result, engine
+
+
+def test_gepa_raises_the_metric_and_the_frontier_is_true(campaign):
+    tmp, result, engine = campaign
+    assert engine.reflections > 0
+    seeds = [e for e in result.evaluations if e.gepa_index == 0]
+    evolved = [e for e in result.evaluations if e.gepa_index > 0]
+    assert seeds and evolved
+    best = max(result.evaluations, key=lambda e: e.quality)
+    assert best.quality > max(s.quality for s in seeds)
+    assert PHRASE_EVENTS in best.instructions["stage1.extract.predict"]
+    assert best.parent_key is not None and "stage1" in best.changed_programs
+    # the frontier is exactly the non-dominated set of all evaluated candidates
+    pts = {e.key: (e.quality, e.cost_usd) for e in result.evaluations}
+    nondominated = {k for k, (q, c) in pts.items()
+                    if not any((q2 >= q and c2 <= c) and (q2 > q or c2 < c) for q2, c2 in pts.values())}
+    assert set(result.frontier) == nondominated
+    assert len(result.frontier) >= 2  # the cheap seed and the better, longer evolved prompt
+    hv = [h["hypervolume"] for h in result.hypervolume_history]
+    assert len(hv) == 2 and hv == sorted(hv) and hv[-1] > 0
+
+
+def test_compiled_artifacts_are_json_without_secrets(campaign):
+    tmp, result, _ = campaign
+    root = tmp / "compiled" / "simtest"
+    frontier = json.loads((root / "frontier.json").read_text())
+    assert frontier["members"] == result.frontier
+    for member in result.frontier:
+        d = root / member
+        manifest = json.loads((d / "manifest.json").read_text())
+        json.loads((d / "programs.json").read_text())
+        assert set(manifest["splits"]) == {"val", "test"}
+        assert manifest["splits"]["test"]["n"] == 2
+        assert manifest["versions"]["dspy"]
+        for f in d.iterdir():
+            text = f.read_text()
+            assert "api_key" not in text and "api_base" not in text
+            assert not f.name.endswith((".pkl", ".pickle"))
+
+
+def test_selection_by_cost_and_quality_and_loading_for_inference(campaign):
+    from optimizers.deploy import member_pipeline
+    from optimizers.frontier import Frontier
+
+    tmp, result, _ = campaign
+    root = tmp / "compiled" / "simtest"
+    fr = Frontier.load(root)
+    cheapest = fr.select(strategy="min_cost")
+    best = fr.select(strategy="max_quality")
+    assert cheapest.objectives["cost_usd"] < best.objectives["cost_usd"]
+    assert cheapest.objectives["quality"] < best.objectives["quality"]
+    assert fr.select(max_cost=cheapest.objectives["cost_usd"]).member_id == cheapest.member_id
+    assert fr.select(min_quality=best.objectives["quality"]).member_id == best.member_id
+    pipe, member = member_pipeline(root, strategy="max_quality", overrides={"cache_dir": str(tmp / "c")})
+    assert member.member_id == best.member_id
+    assert PHRASE_EVENTS in pipe.programs.stage1.extract.predict.signature.instructions
+    assert pipe.config.extraction.framenet_hints == bool(best.settings["framenet_hints"])
+
+
+def test_stop_file_ends_the_campaign_cleanly(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "STOP").write_text("")
+    result, engine = _run(tmp_path)
+    assert "stop file" in result.stopped
+    assert engine.calls == []
+
+
+CHILD = """
+import sys
+sys.path.insert(0, {project!r})
+from optimizers.campaign import Campaign, CampaignConfig
+from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
+import time
+engine = SimulatedEngine()
+orig = engine.complete
+def slow(request):
+    time.sleep(0.05)
+    return orig(request)
+engine.complete = slow
+cfg = CampaignConfig(**{cfg!r})
+Campaign(cfg, {run!r}, {compiled!r}, lm_builder=simulated_lm_builder(engine)).run()
+"""
+
+
+def test_killed_campaign_resumes_without_redoing_finished_work(tmp_path):
+    run, compiled = tmp_path / "run", tmp_path / "compiled"
+    code = CHILD.format(project=str(PROJECT), cfg=CAMPAIGN, run=str(run), compiled=str(compiled))
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 240
+    evals = run / "evals"
+    while time.time() < deadline and proc.poll() is None:
+        if evals.exists() and any(evals.glob("val-*.json")) and (run / "trials").exists():
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = {p.name: json.loads(p.read_text()) for p in evals.glob("*.json")}
+    assert before
+    computed: list[str] = []
+
+    class Recording(Campaign):
+        def _eval(self, key, split, *args, **kwargs):
+            if not (self.run_dir / "evals" / f"{split}-{key}.json").exists():
+                computed.append(f"{split}-{key}.json")
+            return super()._eval(key, split, *args, **kwargs)
+
+    builder = simulated_lm_builder(SimulatedEngine())
+    result = Recording(CampaignConfig(**CAMPAIGN), run, compiled, lm_builder=builder).run()
+    # every evaluation finished before the kill is reused as it was, none is redone
+    assert not set(computed) & set(before)
+    fields = ("per_example", "quality", "cost_usd", "tokens")
+    for name, old in before.items():
+        new = json.loads((evals / name).read_text())
+        assert {f: new[f] for f in fields} == {f: old[f] for f in fields}
+    assert computed  # and the work that was not finished is done now
+    assert len(result.hypervolume_history) >= 1 and result.frontier
+    assert not result.stopped
+    ledger = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
+    assert ledger and all("api_key" not in json.dumps(e) for e in ledger)

@@ -1,0 +1,127 @@
+"""The frontier HTML report and the ``argus frontier`` commands on synthetic campaign folders."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizers.cli import app
+from optimizers.frontier import (
+    Constraints,
+    Lineage,
+    MemberManifest,
+    SplitScores,
+    bootstrap_ci,
+    build_frontier_file,
+    flag_val_only_wins,
+    instruction_diff_size,
+    write_frontier,
+    write_member,
+)
+from optimizers.report import SECTIONS, frontier_table, write_report
+
+SEED_PROMPTS = {
+    "stage1.predict": "Extract the entities and events of the chunk.\nEvery event cites its sentence ids.",
+    "stage2.predict": "Link the events with temporal and causal edges.",
+}
+
+
+def member(mid: str, q: float, usd: float, *, parent: str | None, origin: str, iteration: int, prompts: dict[str, str],
+           test: bool = True, per_example: dict[str, float] | None = None) -> MemberManifest:
+    per_example = per_example or {f"doc{i}": min(1.0, max(0.0, q + 0.05 * ((i * 7 + len(mid)) % 5 - 2)))
+                                  for i in range(8)}
+    vals = list(per_example.values())
+    splits = {"val": SplitScores(n=len(vals), quality=q, quality_ci=bootstrap_ci(vals, n_resamples=200), cost_usd=usd,
+                                 tokens=usd * 2e5, per_example=per_example)}
+    if test:
+        splits["test"] = SplitScores(n=6, quality=q - 0.03, quality_ci=(q - 0.08, q + 0.02), cost_usd=usd * 1.05,
+                                     tokens=usd * 2.1e5)
+    changed = [p.split(".")[0] for p in prompts if prompts[p] != SEED_PROMPTS.get(p)]
+    diff = sum(instruction_diff_size(SEED_PROMPTS.get(p, ""), prompts[p]) for p in prompts)
+    return MemberManifest(
+        campaign="demo", member_id=mid, objectives={"quality": q, "cost_usd": usd, "tokens": usd * 2e5}, splits=splits,
+        lineage=Lineage(parent=parent, changed_programs=changed, instruction_diff_chars=diff, iteration=iteration,
+                        origin=origin),
+        settings={"models": {"stage1": "openai/gpt-4o-mini", "stage2": "local/smollm2"}, "temperature": 0.7, "tau": 0.8},
+        prompts=prompts, stage_costs={"stage1": {"usd": usd * 0.7, "tokens": usd * 1.4e5},
+                                      "stage2": {"usd": usd * 0.3, "tokens": usd * 0.6e5}},
+        dataset_hash="sha256:data", metric_hash="sha256:metric")
+
+
+def make_campaign(root, *, n: int = 5, test: bool = True, zero_cost: bool = False, history: bool = True):
+    p1 = dict(SEED_PROMPTS, **{"stage1.predict": SEED_PROMPTS["stage1.predict"]
+                               + "\nNever invent a <script>alert(1)</script> party & keep roles."})
+    p2 = dict(p1, **{"stage2.predict": "Link events; prefer BEFORE over AFTER."})
+    specs = [("seed", 0.50, 0.010, None, "seed", 0, SEED_PROMPTS), ("g1", 0.70, 0.020, "seed", "gepa", 1, p1),
+             ("g2", 0.80, 0.050, "g1", "gepa", 2, p2), ("o1", 0.60, 0.040, "seed", "optuna", 2, SEED_PROMPTS),
+             ("g3", 0.85, 0.120, "o1", "gepa", 3, p2), ("o2", 0.40, 0.030, "o1", "optuna", 3, SEED_PROMPTS)][:n]
+    cands = [member(mid, q, 0.0 if zero_cost else c, parent=par, origin=o, iteration=it, prompts=pr, test=test)
+             for mid, q, c, par, o, it, pr in specs]
+    cands = flag_val_only_wins(cands)
+    ff = build_frontier_file("demo", cands, constraints=Constraints(max_cost_per_doc=0.5))
+    if not history:
+        ff = ff.model_copy(update={"hypervolume_history": []})
+    for c in cands:
+        if c.member_id in ff.members:
+            write_member(root, c)
+    write_frontier(root, ff)
+    return ff
+
+
+def test_report_is_one_self_contained_file(tmp_path):
+    camp = tmp_path / "demo"
+    ff = make_campaign(camp, n=6)
+    assert "o1" not in ff.members  # a grey point
+    out = write_report(camp, tmp_path / "out" / "report.html")
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]
+    text = out.read_text(encoding="utf-8")
+    assert text.count('<img alt="plot" src="data:image/png;base64,') == 3  # Pareto, hypervolume, stage costs
+    for title in SECTIONS:
+        assert f"<h2>{title}</h2>" in text
+    assert "<script" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "&amp; keep roles" in text
+    assert not re.search(r"(src|href)=\"https?://", text)
+    assert "Seed member: <b>seed</b>" in text
+    assert "wins" in text and "doc0" in text
+    lineage = text[text.index("<h2>Lineage</h2>"):text.index("<h2>Per-example")]
+    assert "changed: stage1" in lineage
+    # o1 is an ancestor of the member g3 but not on the frontier; o2 is a dead branch
+    assert '<b>o1</b><span class="badge">not on frontier</span>' in lineage and "o2" not in lineage
+    assert lineage.index("<b>o1</b>") < lineage.index("<b>g3</b>")
+
+
+def test_frontier_table_matches_members(tmp_path):
+    make_campaign(tmp_path, n=4)
+    table = frontier_table(tmp_path)
+    assert list(table["member"]) == ["seed", "g1", "g2"]
+    assert table["models"][0] == "stage1=openai/gpt-4o-mini, stage2=local/smollm2"
+
+
+@pytest.mark.parametrize("kwargs", [dict(n=1), dict(test=False), dict(zero_cost=True), dict(history=False),
+                                    dict(n=2, test=False, zero_cost=True, history=False)])
+def test_report_edge_cases_do_not_crash(tmp_path, kwargs):
+    make_campaign(tmp_path, **kwargs)
+    text = write_report(tmp_path, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in text
+    if kwargs.get("zero_cost"):
+        assert "Summary" in text
+    if kwargs.get("history") is False:
+        assert "No hypervolume history was recorded." in text
+
+
+def test_cli_show_select_and_report(tmp_path):
+    make_campaign(tmp_path, n=6)
+    runner = CliRunner()
+    shown = runner.invoke(app, ["show", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "g2" in shown.output and "quality" in shown.output and "hypervolume" in shown.output
+    chosen = runner.invoke(app, ["select", str(tmp_path), "--strategy", "max_quality"])
+    assert chosen.exit_code == 0 and chosen.output.startswith("g3\t")
+    done = runner.invoke(app, ["report", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "report.html").exists() and "report.html" in done.output
+    missing = runner.invoke(app, ["show", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "not found" in missing.output
