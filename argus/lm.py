@@ -110,6 +110,11 @@ EMBEDDED_GRAMMAR_LIMITS: dict[str, int] = {
 }
 
 
+#: llama.cpp expands ``maxLength`` into nested grammar rules and rejects (then crashes on) long
+#: ones; longer strings are bounded by ``max_tokens`` instead.
+MAX_GRAMMAR_STRING = 500
+
+
 def _apply_limits(node, limits: dict[str, int], name: str | None = None, choices: dict[str, list[str]] | None = None):
     if isinstance(node, dict):
         out = dict(node)
@@ -128,8 +133,9 @@ def _apply_limits(node, limits: dict[str, int], name: str | None = None, choices
             cap = limits.get(name or "", limits.get("*"))
             if cap is not None:
                 out["maxItems"] = min(out.get("maxItems", cap), cap)
-        if out.get("type") == "string" and "enum" not in out and "pattern" not in out and limits.get("string"):
-            out["maxLength"] = min(out.get("maxLength", limits["string"]), limits["string"])
+        cap = limits.get("string")
+        if out.get("type") == "string" and "enum" not in out and "pattern" not in out and cap and cap <= MAX_GRAMMAR_STRING:
+            out["maxLength"] = min(out.get("maxLength", cap), cap)
         if "properties" in out:
             out["properties"] = {k: _apply_limits(v, limits, k, choices) for k, v in out["properties"].items()}
         if "items" in out:

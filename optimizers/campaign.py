@@ -376,7 +376,7 @@ class Campaign:
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
         )
         metric = self._metric()
-        # the reflection model writes whole instructions: lift the grammar's string cap for it
+        # the reflection model writes whole instructions: no string cap in its grammar (max_tokens bounds it)
         reflection_lm = self.lm(cfg.lm_spec(cfg.models.reflection, max_tokens=1200, grammar_limits={"string": 4000}))
         storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
         sampler = optuna.samplers.NSGAIISampler(seed=cfg.seed)

@@ -86,3 +86,15 @@ def test_compiled_state_is_json_and_round_trips(tmp_path):
     again = ArgusPrograms()
     again.load(str(path))
     assert again.stage1.extract.predict.signature.instructions == "EVOLVED PROMPT"
+
+
+def test_long_string_caps_are_left_to_max_tokens():
+    """llama.cpp turns maxLength into nested grammar rules and crashes on long ones (seen at 4000)."""
+    from dspy.teleprompt.gepa.instruction_proposal import ProposeInstruction
+
+    from argus.lm import MAX_GRAMMAR_STRING, signature_output_schema
+
+    short = signature_output_schema(ProposeInstruction, {"string": 60})
+    assert short["properties"]["new_instruction"]["maxLength"] == 60
+    long = signature_output_schema(ProposeInstruction, {"string": MAX_GRAMMAR_STRING + 1})
+    assert "maxLength" not in long["properties"]["new_instruction"]
