@@ -629,7 +629,8 @@ class Campaign:
                 val_only_win=False,
                 lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
                                 iteration=ev.trial, origin="seed" if ev.key == seed_key or ev.parent_key is None else "gepa"),
-                settings=ev.settings,
+                settings={**ev.settings, "models": {"stage1": ev.settings["task_model"], "stage2": ev.settings["task_model"],
+                                                    "reflection": _model_name(self.config.models.reflection)}},
                 prompts=ev.instructions,
                 stage_costs=ev.stage_costs,
                 dataset_hash=_hash(data_hash),
@@ -671,6 +672,12 @@ class Campaign:
 
         state = scrub_secrets(json.loads(text))
         write_json_atomic(member_dir / "programs.json", state, indent=1)
+
+
+def _model_name(model: str | dict | None) -> str:
+    if model is None:
+        return ""
+    return model if isinstance(model, str) else str(model.get("model", ""))
 
 
 def _examples_hash(examples) -> str:
