@@ -52,6 +52,7 @@ from argus.io import write_json_atomic
 from argus.ledger import CostLedger, LedgerEntry, ledger_context
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
+AUX_PROGRAMS = {"fact_fallback": 256, "chunker": 512}  #: program → max_tokens of its calls
 
 
 class _Strict(BaseModel):
@@ -81,7 +82,10 @@ class MetricSpec(_Strict):
 
 
 class SpaceSpec(_Strict):
-    task_model: list[str] = Field(default_factory=lambda: ["local/smollm2"])
+    task_model: list[str] = Field(default_factory=lambda: ["local/smollm2"], description="Stage 1 (and Stage 2 unless stage2_model)")
+    stage2_model: list[str] | None = Field(default=None, description="Stage 2's own model list (None: the Stage 1 model)")
+    reflection_model: list[str] | None = Field(default=None, description="Reflection models to search (None: models.reflection)")
+    judge_model: list[str] | None = Field(default=None, description="Judge models to search (None: models.judge)")
     temperature: list[float] = Field(default_factory=lambda: [0.0])
     max_retries: list[int] = Field(default_factory=lambda: [0])
     framenet_hints: list[bool] = Field(default_factory=lambda: [False])
@@ -104,7 +108,12 @@ class BudgetSpec(_Strict):
 
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    programs: list[Literal["stage1", "stage2"]] = Field(default_factory=lambda: ["stage1", "stage2"])
+    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker"]] = Field(
+        default_factory=lambda: ["stage1", "stage2"],
+        description="Stage 1 / Stage 2 evolve jointly on chunk examples (the frontier's quality); "
+        "fact_fallback and chunker each evolve on their own examples and metric, their best candidate "
+        "joins every member of the trial and their cost per document is added to the member's",
+    )
     data: DataSpec = Field(default_factory=DataSpec)
     metric: MetricSpec = Field(default_factory=MetricSpec)
     space: SpaceSpec = Field(default_factory=SpaceSpec)
@@ -354,19 +363,35 @@ class Campaign:
                                        max_sentences=d.max_sentences, overlap=d.overlap, root=root)
             if not out[name]:
                 raise ConfigError(f"campaign {self.config.name}: the {name} split ({s.split}) has no annotated documents")
+        from optimizers.examples import chunker_examples, fact_examples
+
+        for prog in self._aux_programs():
+            for name in ("train", "val", "test"):
+                s = getattr(d, name)
+                if prog == "fact_fallback":
+                    out[f"{prog}:{name}"] = fact_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
+                                                          batches_per_doc=s.chunks_per_doc, root=root)
+                else:
+                    out[f"{prog}:{name}"] = chunker_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
+                                                             max_sentences=max(d.max_sentences, 3), root=root)
         return out
 
-    def _metric(self):
+    def _reflection_lm(self, model: str | None = None):
+        # the reflection model answers in plain text (TextInstructionProposer); max_tokens bounds it
+        return self.lm(self.config.lm_spec(model or self.config.models.reflection, max_tokens=900))
+
+    def _metric(self, judge_model: str | None = None):
         from metrics.gepa import GraphMetric
 
         judge = None
         m = self.config.metric
         if m.weights.get("judge", 0) > 0:
-            if self.config.models.judge is None:
-                raise ConfigError("metric.weights.judge > 0 needs models.judge")
+            model = judge_model or self.config.models.judge
+            if model is None:
+                raise ConfigError("metric.weights.judge > 0 needs models.judge (or space.judge_model)")
             from metrics.judge import Judge
 
-            judge = Judge(lm=self.lm(self.config.lm_spec(self.config.models.judge, max_tokens=800)), name="judge")
+            judge = Judge(lm=self.lm(self.config.lm_spec(model, max_tokens=800)), name=_model_name(model))
         return GraphMetric(weights=m.weights, structural_weights=m.structural_weights,
                            coverage_target=m.coverage_target, judge=judge)
 
@@ -375,7 +400,8 @@ class Campaign:
 
         prog = ChunkGraphProgram(max_retries=settings["max_retries"], framenet_hints=settings["framenet_hints"])
         spec1 = self.config.lm_spec(settings["task_model"], temperature=settings["temperature"], max_tokens=1400)
-        spec2 = self.config.lm_spec(settings["task_model"], temperature=settings["temperature"], max_tokens=700)
+        spec2 = self.config.lm_spec(settings.get("stage2_model") or settings["task_model"], temperature=settings["temperature"],
+                                    max_tokens=700)
         prog.stage1.extract.predict.lm = self.lm(spec1)
         prog.stage2.relate.predict.lm = self.lm(spec2)
         if instructions:
@@ -384,7 +410,10 @@ class Campaign:
 
     def _evolvable(self) -> list[str]:
         names = {"stage1": "stage1.extract.predict", "stage2": "stage2.relate.predict"}
-        return [names[p] for p in self.config.programs]
+        return [names[p] for p in self.config.programs if p in names]
+
+    def _aux_programs(self) -> list[str]:
+        return [p for p in self.config.programs if p in AUX_PROGRAMS]
 
     def estimate(self, n_train: int, n_val: int, n_test: int) -> dict:
         b = self.config.budget
@@ -427,8 +456,6 @@ class Campaign:
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
         )
         metric = self._metric()
-        # the reflection model answers in plain text (TextInstructionProposer); max_tokens bounds it
-        reflection_lm = self.lm(cfg.lm_spec(cfg.models.reflection, max_tokens=900))
         storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
         sampler = optuna.samplers.NSGAIISampler(seed=cfg.seed)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -461,8 +488,17 @@ class Campaign:
                         "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
                         "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
                     }
+                    for key in ("stage2_model", "reflection_model", "judge_model"):
+                        choices = getattr(cfg.space, key)
+                        if choices:
+                            settings[key] = trial.suggest_categorical(key, choices)
+                    metric = self._metric(settings.get("judge_model"))
+                    reflection_lm = self._reflection_lm(settings.get("reflection_model"))
                     progress.update(task, note=f"trial {trial.number}: {settings}")
                     evals = self._run_trial(trial.number, settings, splits, metric, reflection_lm, ledger, stop)
+                    for prog in self._aux_programs():
+                        if not stop.check():
+                            self._run_aux(trial.number, prog, settings, splits, reflection_lm, ledger, stop)
                     if not evals:
                         study.tell(trial, state=TrialState.FAIL)
                         break
@@ -503,7 +539,7 @@ class Campaign:
         if result_file.exists():
             saved = json.loads(result_file.read_text(encoding="utf-8"))
             candidates = [(c["instructions"], c["parent"]) for c in saved]
-        elif not stop.check():
+        elif not stop.check() and self._evolvable():
             evolvable = set(self._evolvable())
             gepa = dspy.GEPA(
                 metric=metric,
@@ -552,6 +588,60 @@ class Campaign:
             evals.append(ev)
         return evals
 
+    def _aux_program(self, prog: str, settings: dict, instructions: dict[str, str] | None = None):
+        from optimizers.examples import AuxProgram, apply_instructions
+
+        module = AuxProgram(prog, max_retries=settings["max_retries"])
+        spec = self.config.lm_spec(settings["task_model"], temperature=settings["temperature"], max_tokens=AUX_PROGRAMS[prog])
+        for _, pred in module.named_predictors():
+            pred.lm = self.lm(spec)
+        if instructions:
+            apply_instructions(module, instructions)
+        return module
+
+    def _aux_path(self, settings: dict, prog: str) -> Path:
+        return self.run_dir / "trials" / _hash(settings) / f"aux-{prog}.json"
+
+    def _run_aux(self, number: int, prog: str, settings: dict, splits, reflection_lm, ledger, stop) -> dict | None:
+        """GEPA on one auxiliary program; its best candidate scored on val and test (cost per document)."""
+        from metrics.gepa import chunker_metric, fact_fallback_metric
+        from optimizers.examples import instructions_of
+
+        path = self._aux_path(settings, prog)
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8"))
+        metric = fact_fallback_metric if prog == "fact_fallback" else chunker_metric
+        module = self._aux_program(prog, settings)
+        seed = instructions_of(module)
+        best = seed
+        gepa = dspy.GEPA(metric=metric, instruction_proposer=TextInstructionProposer(reflection_lm),
+                         max_metric_calls=self.config.budget.max_metric_calls, reflection_lm=reflection_lm,
+                         reflection_minibatch_size=self.config.reflection_minibatch_size, track_stats=True,
+                         log_dir=str(path.parent / f"gepa-{prog}"), seed=self.config.seed, num_threads=1,
+                         use_merge=False, gepa_kwargs={"stop_callbacks": [stop]})
+        with ledger_context(ledger, doc_id=f"trial{number}", stage="optimize", program=f"gepa:{prog}"):
+            compiled = gepa.compile(module, trainset=splits[f"{prog}:train"], valset=splits[f"{prog}:val"])
+        details = getattr(compiled, "detailed_results", None)
+        if details is not None and details.candidates:
+            best = instructions_of(details.candidates[details.best_idx])
+        if stop.check():
+            return None  # not finished: redone (from GEPA's saved state) on resume
+        record = {"program": prog, "instructions": best, "seed_instructions": seed}
+        for split in ("val", "test"):
+            res = evaluate_candidate(self._aux_program(prog, settings, best), splits[f"{prog}:{split}"], metric, ledger,
+                                     label=f"eval-{prog}-{split}")
+            record[split] = {k: res[k] for k in ("quality", "cost_usd", "tokens", "n_docs", "per_example")}
+        write_json_atomic(path, record, indent=1)
+        return record
+
+    def _aux_for(self, settings: dict) -> list[dict]:
+        out = []
+        for prog in self._aux_programs():
+            path = self._aux_path(settings, prog)
+            if path.exists():
+                out.append(json.loads(path.read_text(encoding="utf-8")))
+        return out
+
     def _eval(self, key, split, settings, instructions, examples, metric, ledger) -> CandidateEval:
         path = self.run_dir / "evals" / f"{split}-{key}.json"
         if path.exists():
@@ -592,7 +682,13 @@ class Campaign:
         # Cost in USD; in tokens when every model is free (local models), where USD cannot separate anything.
         cost_key = "cost_usd" if any(e.cost_usd > 0 for e in evals) else "tokens"
         senses = {"quality": "max", cost_key: "min"}
-        points = [{"quality": e.quality, "cost_usd": e.cost_usd, "tokens": e.tokens} for e in evals]
+        aux_of = {e.key: self._aux_for(e.settings) for e in evals}
+
+        def total(e, split: str, field: str) -> float:
+            base = getattr(e, field)
+            return base + sum(a[split][field] for a in aux_of.get(e.key, []) if split in a)
+
+        points = [{"quality": e.quality, "cost_usd": total(e, "val", "cost_usd"), "tokens": total(e, "val", "tokens")} for e in evals]
         constraints = None
         if self.config.budget.max_cost_per_doc is not None:
             constraints = {"cost_usd": ("<=", self.config.budget.max_cost_per_doc)}
@@ -612,27 +708,36 @@ class Campaign:
             test = None
             if stop is None or not stop.check():
                 with contextlib.suppress(Exception):
-                    test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"], metric, ledger)
+                    # scored with the member's own metric (its judge, when the judge is searched too)
+                    test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
+                                      self._metric(ev.settings.get("judge_model")), ledger)
             elif (self.run_dir / "evals" / f"test-{ev.key}.json").exists():
                 test = CandidateEval.load(self.run_dir / "evals" / f"test-{ev.key}.json")
-            split_scores = {"val": _split_scores(ev)}
+            aux = aux_of.get(ev.key, [])
+            split_scores = {"val": _split_scores(ev, total(ev, "val", "cost_usd"), total(ev, "val", "tokens"))}
             if test is not None:
-                split_scores["test"] = _split_scores(test)
+                split_scores["test"] = _split_scores(test, total(test, "test", "cost_usd") if aux else test.cost_usd,
+                                                     total(test, "test", "tokens") if aux else test.tokens)
             parent = by_key.get(ev.parent_key) if ev.parent_key else None
             diff = sum(instruction_diff_size(parent.instructions.get(k, ""), v) for k, v in ev.instructions.items()) if parent else 0
             manifests.append(MemberManifest(
                 campaign=self.config.name,
                 member_id=ev.key,
                 created=_now(),
-                objectives={"quality": ev.quality, "cost_usd": ev.cost_usd, "tokens": ev.tokens, "latency_s": ev.latency_s},
+                objectives={"quality": ev.quality, "cost_usd": points[i]["cost_usd"], "tokens": points[i]["tokens"],
+                            "latency_s": ev.latency_s},
                 splits=split_scores,
                 val_only_win=False,
                 lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
                                 iteration=ev.trial, origin="seed" if ev.key == seed_key or ev.parent_key is None else "gepa"),
-                settings={**ev.settings, "models": {"stage1": ev.settings["task_model"], "stage2": ev.settings["task_model"],
-                                                    "reflection": _model_name(self.config.models.reflection)}},
-                prompts=ev.instructions,
-                stage_costs=ev.stage_costs,
+                settings={**ev.settings, "models": {**{st: ev.settings["task_model"] for st in ("stage1", *[a["program"] for a in aux])},
+                                                    "stage2": ev.settings.get("stage2_model") or ev.settings["task_model"],
+                                                    "reflection": ev.settings.get("reflection_model") or _model_name(self.config.models.reflection),
+                                                    **({"judge": ev.settings.get("judge_model") or _model_name(self.config.models.judge)}
+                                                       if self.config.metric.weights.get("judge", 0) > 0 else {})},
+                          **({"aux_quality": {a["program"]: {sp: a[sp]["quality"] for sp in ("val", "test")} for a in aux}} if aux else {})},
+                prompts={**ev.instructions, **{k: v for a in aux for k, v in a["instructions"].items()}},
+                stage_costs={**ev.stage_costs, **{a["program"]: {"usd": a["val"]["cost_usd"], "tokens": a["val"]["tokens"]} for a in aux}},
                 dataset_hash=_hash(data_hash),
                 metric_hash=metric_hash,
                 versions=dependency_versions(),
@@ -640,9 +745,9 @@ class Campaign:
         manifests = flag_val_only_wins(manifests)
         self.compiled_dir.mkdir(parents=True, exist_ok=True)
         for m in manifests:
-            self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
+            self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id], m.prompts)
             write_member(self.compiled_dir, m)
-        summary = [{"id": e.key, "quality": e.quality, "cost_usd": e.cost_usd, "tokens": e.tokens,
+        summary = [{"id": e.key, "quality": e.quality, "cost_usd": points[i]["cost_usd"], "tokens": points[i]["tokens"],
                     "on_frontier": i in front, "trial": e.trial, "parent": e.parent_key,
                     "origin": "seed" if e.parent_key is None else "gepa"} for i, e in enumerate(evals)]
         write_frontier(self.compiled_dir, FrontierFile(
@@ -656,14 +761,14 @@ class Campaign:
         ))
         return hv_history
 
-    def _write_programs(self, member_dir: Path, ev: CandidateEval) -> None:
+    def _write_programs(self, member_dir: Path, ev: CandidateEval, instructions: dict[str, str] | None = None) -> None:
         """The member's programs as ``programs.ArgusPrograms`` JSON state (pickle-free)."""
         from optimizers.examples import apply_instructions
         from programs import ArgusPrograms
 
         member_dir.mkdir(parents=True, exist_ok=True)
         progs = ArgusPrograms(max_retries=ev.settings.get("max_retries", 1))
-        apply_instructions(progs, ev.instructions)
+        apply_instructions(progs, instructions or ev.instructions)
         tmp = member_dir / "programs.tmp.json"
         progs.save(str(tmp))
         text = tmp.read_text(encoding="utf-8")
@@ -686,7 +791,7 @@ def _examples_hash(examples) -> str:
     return examples_hash(examples)
 
 
-def _split_scores(ev: CandidateEval):
+def _split_scores(ev: CandidateEval, cost_usd: float | None = None, tokens: float | None = None):
     from optimizers.frontier import SplitScores, bootstrap_ci
 
     vals = list(ev.per_example.values())
@@ -694,9 +799,9 @@ def _split_scores(ev: CandidateEval):
         n=len(vals),
         quality=ev.quality,
         quality_ci=bootstrap_ci(vals) if len(vals) >= 2 else None,
-        cost_usd=ev.cost_usd,
+        cost_usd=ev.cost_usd if cost_usd is None else cost_usd,
         cost_usd_ci=None,
-        tokens=ev.tokens,
+        tokens=ev.tokens if tokens is None else tokens,
         latency_s=ev.latency_s,
         per_example=ev.per_example,
     )

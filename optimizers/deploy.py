@@ -21,9 +21,11 @@ MEMBER_STAGES = ("stage1", "stage2")
 def member_overrides(settings: dict) -> dict:
     """Dotted config overrides that reproduce a member's settings."""
     o: dict = {}
-    for stage in MEMBER_STAGES:
-        if settings.get("task_model"):
-            o[f"lm.stages.{stage}.model"] = settings["task_model"]
+    models = settings.get("models") or {}
+    for stage in MEMBER_STAGES + ("fact_fallback", "chunker"):
+        model = models.get(stage) or (settings.get("task_model") if stage in MEMBER_STAGES else None)
+        if model:
+            o[f"lm.stages.{stage}.model"] = model
         if settings.get("temperature") is not None:
             o[f"lm.stages.{stage}.temperature"] = settings["temperature"]
     if settings.get("max_retries") is not None:

@@ -98,10 +98,10 @@ def chunk_examples(
 
 
 def examples_hash(examples: list[dspy.Example]) -> str:
-    """A stable hash of a data split (ids, texts and gold graphs), recorded in every manifest."""
+    """A stable hash of a data split (every field of every example), recorded in every manifest."""
     h = hashlib.sha256()
     for ex in examples:
-        h.update(json.dumps([ex.example_id, ex.chunk_text, ex.gold_graph], sort_keys=True).encode())
+        h.update(json.dumps(ex.toDict(), sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 
 
@@ -145,3 +145,58 @@ def apply_instructions(module: dspy.Module, instructions: dict[str, str]) -> dsp
         if name in instructions:
             pred.signature = pred.signature.with_instructions(instructions[name])
     return module
+
+
+# ----------------------------------------------------------------------------- auxiliary programs
+
+
+def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, batch_size: int = 12,
+                  batches_per_doc: int | None = None, root: Path | None = None) -> list[dspy.Example]:
+    """Fact-fallback examples: batches of FACTS-section sentences with their gold fact labels."""
+    out: list[dspy.Example] = []
+    golds = _gold_docs(split, root)[doc_offset:]
+    for gold in golds[:docs] if docs is not None else golds:
+        sents = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p]
+        batches = [sents[i:i + batch_size] for i in range(0, len(sents), batch_size)]
+        for k, batch in enumerate(batches[:batches_per_doc] if batches_per_doc else batches, 1):
+            out.append(dspy.Example(
+                example_id=f"{gold['doc_id']}:F{k}", doc_id=gold["doc_id"],
+                sentences=[(s["id"], s["text"]) for s in batch],
+                gold_fact_ids=[s["id"] for s in batch if s["fact"]],
+            ).with_inputs("sentences"))
+    return out
+
+
+def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, max_sentences: int = 8,
+                     root: Path | None = None) -> list[dspy.Example]:
+    """Chunker examples: a document's gold fact sentences and the maximum chunk size."""
+    out: list[dspy.Example] = []
+    golds = _gold_docs(split, root)[doc_offset:]
+    for gold in golds[:docs] if docs is not None else golds:
+        facts = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p if s["fact"]]
+        out.append(dspy.Example(
+            example_id=f"{gold['doc_id']}:K", doc_id=gold["doc_id"],
+            sentences=[(s["id"], s["text"]) for s in facts], sentence_ids=[s["id"] for s in facts],
+            max_chunk_sentences=max_sentences,
+        ).with_inputs("sentences", "max_chunk_sentences"))
+    return out
+
+
+class AuxProgram(dspy.Module):
+    """One pipeline program (``fact_fallback`` or ``chunker``) under its ``ArgusPrograms`` name,
+    returning a ``dspy.Prediction`` of its outputs (what GEPA and the metrics read)."""
+
+    def __init__(self, name: str, max_retries: int = 1):
+        super().__init__()
+        from programs.chunker import SemanticChunker
+        from programs.fact_fallback import FactFallback
+
+        factories = {"fact_fallback": FactFallback, "chunker": SemanticChunker}
+        if name not in factories:
+            raise ValueError(f"no auxiliary program {name!r}; known: {', '.join(factories)}")
+        self.name = name
+        setattr(self, name, factories[name](max_retries=max_retries))
+
+    def forward(self, **inputs) -> dspy.Prediction:
+        res = getattr(self, self.name)(**inputs)
+        return dspy.Prediction(**(res.outputs or {}), attempts=res.attempts)

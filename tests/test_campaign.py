@@ -168,3 +168,38 @@ def test_killed_campaign_resumes_without_redoing_finished_work(tmp_path):
     assert not result.stopped
     ledger = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
     assert ledger and all("api_key" not in json.dumps(e) for e in ledger)
+
+
+def test_fact_fallback_and_chunker_join_the_members(tmp_path):
+    result, engine = _run(tmp_path, programs=["stage1", "stage2", "fact_fallback", "chunker"],
+                          budget={**CAMPAIGN["budget"], "trials": 1})
+    root = tmp_path / "compiled" / "simtest"
+    aux = {p: json.loads((tmp_path / "run" / "trials").glob(f"*/aux-{p}.json").__next__().read_text())
+           for p in ("fact_fallback", "chunker")}
+    assert 0 < aux["fact_fallback"]["val"]["quality"] <= 1 and aux["chunker"]["val"]["n_docs"] == 1
+    for member in result.frontier:
+        manifest = json.loads((root / member / "manifest.json").read_text())
+        assert set(manifest["settings"]["aux_quality"]) == {"fact_fallback", "chunker"}
+        assert {"fact_fallback", "chunker"} <= set(manifest["stage_costs"])
+        assert "fact_fallback.select.predict" in manifest["prompts"] and "chunker.plan.predict" in manifest["prompts"]
+        ev = next(e for e in result.evaluations if e.key == member)
+        extra = aux["fact_fallback"]["val"]["tokens"] + aux["chunker"]["val"]["tokens"]
+        assert manifest["objectives"]["tokens"] == pytest.approx(ev.tokens + extra)
+        state = json.loads((root / member / "programs.json").read_text())
+        assert "fact_fallback.select.predict" in state and "chunker.plan.predict" in state
+
+
+def test_models_are_searched_per_stage(tmp_path):
+    space = {**CAMPAIGN["space"], "framenet_hints": [False], "stage2_model": ["local/other"],
+             "reflection_model": ["local/reflector"]}
+    result, engine = _run(tmp_path, space=space, budget={**CAMPAIGN["budget"], "trials": 1})
+    root = tmp_path / "compiled" / "simtest"
+    manifest = json.loads((root / result.frontier[0] / "manifest.json").read_text())
+    assert manifest["settings"]["models"]["stage2"] == "local/other"
+    assert manifest["settings"]["models"]["reflection"] == "local/reflector"
+    ledger = [json.loads(line) for line in (tmp_path / "run" / "ledger.jsonl").read_text().splitlines()]
+    assert {"simulated/local/other", "simulated/local/reflector", "simulated/local/smollm2"} <= {e["model"] for e in ledger}
+    from optimizers.deploy import member_overrides
+
+    o = member_overrides(manifest["settings"])
+    assert o["lm.stages.stage2.model"] == "local/other" and o["lm.stages.stage1.model"] == "local/smollm2"
