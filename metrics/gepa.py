@@ -179,3 +179,25 @@ def chunker_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
     plan = [list(c.sentence_ids if hasattr(c, "sentence_ids") else c.get("sentence_ids", [])) for c in out.get("chunks") or []]
     result = chunk_plan_result(plan, list(_get(gold, "sentence_ids", [])), int(_get(gold, "max_chunk_sentences", 8)))
     return dspy.Prediction(score=result.score, feedback=result.feedback)
+
+
+def resolver_result(same: bool | None, relation: str | None, gold_same: bool, gold_relation: str) -> MetricResult:
+    """1 when both the same-occurrence decision and the relation are right, 0.5 for the decision alone."""
+    defects = []
+    ok_same = bool(same) == bool(gold_same)
+    ok_rel = (relation or "NONE") == gold_relation
+    if not ok_same:
+        defects.append(Defect("same_occurrence", "resolver", f"said same_occurrence={bool(same)}, but the records are "
+                              + ("one occurrence stated twice" if gold_same else "different occurrences")))
+    if not ok_rel:
+        defects.append(Defect("relation", "resolver", f"said relation {relation or 'NONE'}, the text supports {gold_relation}"))
+    score = (0.5 if ok_same else 0.0) + (0.5 if ok_same and ok_rel else 0.0)
+    return MetricResult("resolver", score, {"same_occurrence": float(ok_same), "relation": float(ok_rel)}, defects)
+
+
+def resolver_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
+    """GEPA metric for the cross-chunk resolver against gold-derived pairs (``gold_same``, ``gold_relation``)."""
+    out = prediction_outputs(pred)
+    result = resolver_result(out.get("same_occurrence"), out.get("relation"), bool(_get(gold, "gold_same", False)),
+                             str(_get(gold, "gold_relation", "NONE")))
+    return dspy.Prediction(score=result.score, feedback=result.feedback)

@@ -167,6 +167,54 @@ def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, b
     return out
 
 
+def _describe_gold(ev: dict, names: dict[str, str], text: dict[str, str], evidence: list[str]) -> str:
+    """The resolver's view of an event (as ``argus.merge.describe_event`` writes it)."""
+    parts = ", ".join(f"{names.get(p['entity'], p['entity'])} ({p['role']})" for p in ev["participants"]) or "none"
+    when = ev["time"].get("value") or ev["time"]["kind"]
+    quoted = " ".join(f"[{s}] {text.get(s, '')}" for s in evidence)
+    return f"{ev['type']}: {ev['verb']} — \"{ev['trigger']}\"; participants: {parts}; time: {when}. Evidence: {quoted}"
+
+
+def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, pairs_per_doc: int = 4,
+                      root: Path | None = None) -> list[dspy.Example]:
+    """Cross-chunk resolver examples from the gold graph, three kinds per document in turn:
+
+    - the same gold event stated in two sentences, each half shown as its own record →
+      ``same_occurrence`` true, relation NONE;
+    - two gold events linked by a gold edge → not the same, the edge's relation (from A to B);
+    - two gold events far apart with no edge between them → not the same, NONE.
+    """
+    out: list[dspy.Example] = []
+    golds = _gold_docs(split, root)[doc_offset:]
+    for gold in golds[:docs] if docs is not None else golds:
+        g = gold["graph"]
+        text = {s["id"]: s["text"] for sec in gold["sections"] for p in sec["paragraphs"] for s in p}
+        names = {e["id"]: e["name"] for e in g["entities"]}
+        by_id = {e["id"]: e for e in g["events"]}
+        same = [(ev, ev["evidence"][:1], ev["evidence"][-1:]) for ev in g["events"] if len(ev["evidence"]) >= 2]
+        linked = [(by_id[e["source"]], by_id[e["target"]], e["relation"]) for e in g["temporal_edges"] + g["causal_edges"]
+                  if e["source"] in by_id and e["target"] in by_id]
+        linked_pairs = {frozenset((a["id"], b["id"])) for a, b, _ in linked}
+        events = g["events"]
+        unlinked = [(a, b) for i, a in enumerate(events) for b in events[i + 3:] if frozenset((a["id"], b["id"])) not in linked_pairs]
+        items = []
+        for k in range(pairs_per_doc):
+            kind = k % 3
+            if kind == 0 and same:
+                ev, ea, eb = same[(k // 3) % len(same)]
+                items.append((_describe_gold(ev, names, text, ea), _describe_gold(ev, names, text, eb), True, "NONE"))
+            elif kind == 1 and linked:
+                a, b, rel = linked[(k // 3) % len(linked)]
+                items.append((_describe_gold(a, names, text, a["evidence"]), _describe_gold(b, names, text, b["evidence"]), False, rel))
+            elif unlinked:
+                a, b = unlinked[(k * 7) % len(unlinked)]
+                items.append((_describe_gold(a, names, text, a["evidence"]), _describe_gold(b, names, text, b["evidence"]), False, "NONE"))
+        for k, (da, db, same_occ, rel) in enumerate(items, 1):
+            out.append(dspy.Example(example_id=f"{gold['doc_id']}:R{k}", doc_id=gold["doc_id"], event_a=da, event_b=db,
+                                    gold_same=same_occ, gold_relation=rel).with_inputs("event_a", "event_b"))
+    return out
+
+
 def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, max_sentences: int = 8,
                      root: Path | None = None) -> list[dspy.Example]:
     """Chunker examples: a document's gold fact sentences and the maximum chunk size."""
@@ -183,7 +231,7 @@ def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0
 
 
 class AuxProgram(dspy.Module):
-    """One pipeline program (``fact_fallback`` or ``chunker``) under its ``ArgusPrograms`` name,
+    """One pipeline program (``fact_fallback``, ``chunker`` or ``resolver``) under its ``ArgusPrograms`` name,
     returning a ``dspy.Prediction`` of its outputs (what GEPA and the metrics read)."""
 
     def __init__(self, name: str, max_retries: int = 1):
@@ -191,7 +239,9 @@ class AuxProgram(dspy.Module):
         from programs.chunker import SemanticChunker
         from programs.fact_fallback import FactFallback
 
-        factories = {"fact_fallback": FactFallback, "chunker": SemanticChunker}
+        from programs.resolver import CrossChunkResolver
+
+        factories = {"fact_fallback": FactFallback, "chunker": SemanticChunker, "resolver": CrossChunkResolver}
         if name not in factories:
             raise ValueError(f"no auxiliary program {name!r}; known: {', '.join(factories)}")
         self.name = name

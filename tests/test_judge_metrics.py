@@ -123,3 +123,14 @@ def test_fact_and_chunker_metrics_name_defects():
 def test_render_graph_is_compact_and_complete():
     text = render_graph(_graph(causal_self_loop=True))
     assert "EV2 [termination] fire" in text and "EV1 BEFORE EV2 (S2)" in text and "EV1 CAUSES EV1" in text
+
+
+def test_resolver_metric_names_the_wrong_decision():
+    from metrics.gepa import resolver_metric
+
+    ex = dspy.Example(gold_same=False, gold_relation="CAUSES")
+    assert resolver_metric(ex, {"same_occurrence": False, "relation": "CAUSES"}).score == 1.0
+    half = resolver_metric(ex, {"same_occurrence": False, "relation": "BEFORE"})
+    assert half.score == 0.5 and "the text supports CAUSES" in half.feedback
+    wrong = resolver_metric(ex, {"same_occurrence": True, "relation": "NONE"})
+    assert wrong.score == 0.0 and "different occurrences" in wrong.feedback
