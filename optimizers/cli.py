@@ -51,7 +51,7 @@ def select(
 
     try:
         fr = Frontier.load(directory)
-        member = fr.select(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
+        member = fr.select_member(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
     except ArgusError as exc:
         _fail(exc)
     typer.echo(f"{member.member_id}\t{fr.member_dir(member.member_id)}")

@@ -57,13 +57,14 @@ def member_pipeline(
     strategy: str = "knee",
     config_path: str | Path | None = None,
     overrides: dict | None = None,
+    frontier=None,
 ):
-    """(pipeline, manifest) for the member that ``Frontier.select`` picks."""
+    """(pipeline, manifest) for the member that ``Frontier.select_member`` picks."""
     from argus.pipeline import ArgusPipeline
     from optimizers.frontier import Frontier
 
-    frontier = Frontier.load(frontier_dir)
-    member = frontier.select(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
+    frontier = frontier or Frontier.load(frontier_dir)
+    member = frontier.select_member(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
     o = dict(overrides or {})
     o.update(member_overrides(member.settings))
     cfg = ArgusConfig.load(config_path, o)

@@ -768,7 +768,18 @@ class Frontier:
         df = pd.DataFrame(rows, columns=columns)
         return df.sort_values(["cost_usd", "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
-    def select(self, max_cost: float | None = None, min_quality: float | None = None,
+    def select(self, max_cost: float | None = None, min_quality: float | None = None, strategy: str = "knee", *,
+               config_path=None, overrides: dict | None = None):
+        """A ready ``argus.pipeline.ArgusPipeline`` running the member that :meth:`select_member`
+        picks (its programs and settings over the user's config); the member is ``pipeline.member``."""
+        from optimizers.deploy import member_pipeline
+
+        pipeline, member = member_pipeline(self.directory, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
+                                           config_path=config_path, overrides=overrides, frontier=self)
+        pipeline.member = member
+        return pipeline
+
+    def select_member(self, max_cost: float | None = None, min_quality: float | None = None,
                strategy: str = "knee") -> MemberManifest:
         """The member to deploy: filter by the bounds on the validation objectives, then apply ``strategy``.
 

@@ -95,14 +95,16 @@ def test_selection_by_cost_and_quality_and_loading_for_inference(campaign):
     tmp, result, _ = campaign
     root = tmp / "compiled" / "simtest"
     fr = Frontier.load(root)
-    cheapest = fr.select(strategy="min_cost")
-    best = fr.select(strategy="max_quality")
+    cheapest = fr.select_member(strategy="min_cost")
+    best = fr.select_member(strategy="max_quality")
     assert cheapest.objectives["cost_usd"] < best.objectives["cost_usd"]
     assert cheapest.objectives["quality"] < best.objectives["quality"]
-    assert fr.select(max_cost=cheapest.objectives["cost_usd"]).member_id == cheapest.member_id
-    assert fr.select(min_quality=best.objectives["quality"]).member_id == best.member_id
+    assert fr.select_member(max_cost=cheapest.objectives["cost_usd"]).member_id == cheapest.member_id
+    assert fr.select_member(min_quality=best.objectives["quality"]).member_id == best.member_id
     pipe, member = member_pipeline(root, strategy="max_quality", overrides={"cache_dir": str(tmp / "c")})
     assert member.member_id == best.member_id
+    ready = fr.select(strategy="min_cost", overrides={"cache_dir": str(tmp / "c")})  # the README's one-liner
+    assert ready.member.member_id == cheapest.member_id and hasattr(ready, "extract")
     assert PHRASE_EVENTS in pipe.programs.stage1.extract.predict.signature.instructions
     assert pipe.config.extraction.framenet_hints == bool(best.settings["framenet_hints"])
 

@@ -315,16 +315,16 @@ def test_table_and_select(campaign):
     assert list(table["member"]) == ["seed", "m1", "m2"]
     assert {"quality", "quality_ci_low", "cost_usd", "tokens", "test_quality", "val_only_win", "parent",
             "changed_programs", "models"} <= set(table.columns)
-    assert fr.select(strategy="max_quality").member_id == "m2"
-    assert fr.select(strategy="min_cost").member_id == "seed"
-    assert fr.select().member_id == "m1"  # knee of (0.5, .01), (0.7, .02), (0.8, .05)
-    assert fr.select(max_cost=0.015).member_id == "seed"
-    assert fr.select(min_quality=0.75).member_id == "m2"
-    assert fr.select(max_cost=0.03, strategy="max_quality").member_id == "m1"
+    assert fr.select_member(strategy="max_quality").member_id == "m2"
+    assert fr.select_member(strategy="min_cost").member_id == "seed"
+    assert fr.select_member().member_id == "m1"  # knee of (0.5, .01), (0.7, .02), (0.8, .05)
+    assert fr.select_member(max_cost=0.015).member_id == "seed"
+    assert fr.select_member(min_quality=0.75).member_id == "m2"
+    assert fr.select_member(max_cost=0.03, strategy="max_quality").member_id == "m1"
     with pytest.raises(InputError, match=r"quality 0\.5–0\.8 and cost_usd 0\.01–0\.05"):
-        fr.select(max_cost=0.02, min_quality=0.9)
+        fr.select_member(max_cost=0.02, min_quality=0.9)
     with pytest.raises(ConfigError):
-        fr.select(strategy="cheapest")
+        fr.select_member(strategy="cheapest")
     with pytest.raises(InputError, match="not a frontier member"):
         fr.member_dir("m4")
 
@@ -360,5 +360,5 @@ def test_frontier_over_tokens(tmp_path):
     fr = Frontier.load(tmp_path)
     assert fr.knee().member_id == "b"
     assert fr.cost_objective == "tokens"
-    assert fr.select(strategy="min_cost").member_id == "a"
-    assert fr.select(strategy="max_quality").member_id == "c"
+    assert fr.select_member(strategy="min_cost").member_id == "a"
+    assert fr.select_member(strategy="max_quality").member_id == "c"
