@@ -308,7 +308,10 @@ def _mount_subapps() -> None:
     from argus.ingest.courtlistener import courtlistener_command
 
     app.command("fetch-courtlistener", help="Download NOS 442 complaints from CourtListener RECAP")(courtlistener_command)
+    from argus.experiments.cli import app as experiment_app
     from optimizers.cli import app as frontier_app
+
+    app.add_typer(experiment_app, name="experiment", help="Downstream experiments (claims, clustering, …)")
 
     app.add_typer(frontier_app, name="frontier", help="Inspect compiled quality–cost frontiers")
     try:

@@ -1,0 +1,3 @@
+"""Downstream experiments on the event graphs (``argus experiment <name>``): claim-type
+classification (EKG-GNN), clustering, document QA, bar-exam retrieval. Each writes its table as
+Markdown and CSV and prints it."""

@@ -1,0 +1,26 @@
+"""``argus experiment <name>``: each experiment module exposes a typer ``command`` function."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs")
+
+#: experiment name → module under argus.experiments that defines ``command``
+EXPERIMENTS = {"claims": "claims", "clustering": "clustering"}
+
+
+def _mount() -> None:
+    for name, module in EXPERIMENTS.items():
+        try:
+            mod = importlib.import_module(f"argus.experiments.{module}")
+        except ImportError:
+            continue
+        command = getattr(mod, "command", None)
+        if command is not None:
+            app.command(name)(command)
+
+
+_mount()
