@@ -1,0 +1,667 @@
+"""Document-scoped QA (``argus experiment qa``): raw passages vs raw + EKG vs EKG only.
+
+After the ARGUS paper (Section 5.3, Appendix D.1): each annotated complaint carries FAQ questions
+(temporal order, causal, temporal overlap, party resolution, temporal relation) with a gold answer
+and gold evidence sentences. The answering program (:class:`programs.qa.DocumentQA`), its prompt
+and its model (config stage ``qa``) are held fixed; only the context changes:
+
+1. **raw** — the complaint's FACTS sentences cut into windows of ``chunk_sentences`` sentences,
+   the ``top_k`` windows most similar to the question (sentence-encoder cosine) in rank order;
+2. **hybrid** — the linearized EKG followed by the same retrieved windows;
+3. **ekg** — the linearized EKG only.
+
+The linearized EKG lists entities (name, kind, role, aliases), events (type, verb, participants
+with roles, time, and the text of each sentence the event cites), then the temporal and causal
+edges between events. Every context is capped at ``max_context_words`` words (the embedded model
+has 8,192 tokens of context): windows past the cap are dropped from the lowest rank; when the EKG
+does not fit, its events are kept in order of similarity to the question (then shown in graph
+order) with the edges among the kept events, so a capped EKG is itself retrieved.
+
+Scores: SQuAD token F1 of the answer against the gold answer (:func:`stats.token_f1`), per
+condition and per question type; answer-evidence recall of each context (the share of a
+question's gold evidence sentences that the context contains — a gold sentence counts when the
+sentences quoted in the context cover at least half of its character span in ``complaint.txt``, or
+when its normalized text occurs in the context, which makes pipeline graphs with their own
+sentence ids comparable); paired tests between every pair of conditions
+(:func:`stats.paired_table`: bootstrap CI, Wilcoxon, sign-flip permutation). A question whose LM
+call failed in any condition is left out of the F1 comparison in all three (and counted), as in
+the paper; evidence recall, a property of the contexts, is reported over all questions.
+
+The paper's figures (raw 0.323, hybrid 0.363, EKG 0.446 mean token F1; 300 questions over 10
+complaints, GPT-4o) come from its own corpus and model; they are not comparable with a run here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from argus.errors import ArgusError, InputError
+from argus.experiments.stats import normalize_answer, paired_table, token_f1
+
+CONDITIONS: tuple[str, ...] = ("raw", "hybrid", "ekg")
+CONDITION_LABELS = {"raw": "Raw document", "hybrid": "Hybrid text + EKG", "ekg": "EKG only"}
+QUESTION_TYPES: tuple[str, ...] = ("temporal_order", "causal", "temporal_overlap", "party_resolution", "temporal_relation")
+PAPER_TOKEN_F1 = {"raw": 0.323, "hybrid": 0.363, "ekg": 0.446}
+CHUNK_SENTENCES = 4
+TOP_K = 3
+MAX_CONTEXT_WORDS = 1500
+#: a gold evidence sentence is in a context when the quoted sentences cover this share of its span
+SPAN_COVERAGE = 0.5
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True)
+class Sentence:
+    id: str
+    text: str
+    span: tuple[int, int] | None
+
+
+@dataclass
+class QADocument:
+    """One annotated complaint: its FACTS sentences, FAQ questions and the graph used for it.
+
+    ``sentences`` is the gold sentence index (what FAQ evidence ids name); ``graph_sentences`` the
+    index the graph's evidence ids name (the gold one, or the DocumentEKG's own sentences).
+    """
+
+    doc_id: str
+    split: str
+    facts: list[Sentence]
+    sentences: dict[str, Sentence]
+    questions: list[dict]
+    graph: dict | None
+    graph_sentences: dict[str, Sentence] = field(default_factory=dict)
+
+
+def _sentence(s: dict) -> Sentence:
+    span = s.get("span")
+    return Sentence(str(s["id"]), str(s.get("text") or ""), (int(span[0]), int(span[1])) if span else None)
+
+
+def load_ekg_folder(folder: str | Path) -> dict[str, tuple[dict, dict[str, Sentence]]]:
+    """``doc_id → (graph, sentence index)`` from every ``*.ekg.json`` (DocumentEKG) in ``folder``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"--graphs: {folder} is neither 'gold' nor a folder of *.ekg.json files")
+    out: dict[str, tuple[dict, dict[str, Sentence]]] = {}
+    for path in sorted(folder.glob("*.ekg.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            out[data["doc_id"]] = (data["graph"], {s["id"]: _sentence(s) for s in data.get("sentences") or []})
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: not a DocumentEKG JSON file ({exc})") from exc
+    if not out:
+        raise InputError(f"no *.ekg.json files in {folder}")
+    return out
+
+
+def load_qa_documents(split: str = "dev", graphs: str | Path = "gold") -> list[QADocument]:
+    """The annotated complaints of ``split`` that have FAQ questions, each with the chosen graph
+    (``None`` when a graph folder has no EKG for it)."""
+    from argus.paths import complaints_dir
+
+    root = complaints_dir(split)
+    if not root.exists():
+        raise InputError(f"no annotated complaints at {root} (set ARGUS_DATA_ROOT)")
+    folder = None if str(graphs) == "gold" else load_ekg_folder(graphs)
+    docs: list[QADocument] = []
+    for d in sorted(p for p in root.iterdir() if (p / "gold.json").exists()):
+        gold = json.loads((d / "gold.json").read_text(encoding="utf-8"))
+        if not gold.get("faq"):
+            continue
+        sentences: dict[str, Sentence] = {}
+        facts: list[Sentence] = []
+        for sec in gold.get("sections") or []:
+            for para in sec.get("paragraphs") or []:
+                for s in para:
+                    sent = _sentence(s)
+                    sentences[sent.id] = sent
+                    if sec.get("kind") == "facts" or s.get("section") == "facts":
+                        facts.append(sent)
+        if folder is None:
+            graph, graph_sentences = gold.get("graph"), sentences
+        else:
+            graph, graph_sentences = folder.get(gold["doc_id"], (None, {}))
+        docs.append(QADocument(gold["doc_id"], split, facts, sentences, list(gold["faq"]), graph, graph_sentences))
+    return docs
+
+
+# ----------------------------------------------------------------------------- contexts
+
+
+@dataclass(frozen=True)
+class Block:
+    """A piece of context text and the sentences (spans into complaint.txt, and texts) it quotes."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...] = ()
+    quoted: tuple[str, ...] = ()
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+@dataclass
+class Context:
+    """What the answering model sees in one condition, with the sentences it quotes."""
+
+    condition: str
+    text: str
+    blocks: list[Block]
+    truncated: bool = False
+    n_chunks: int = 0
+    n_events: int = 0
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+def _block_of(sentences: Sequence[Sentence], text: str) -> Block:
+    return Block(text, tuple(s.span for s in sentences if s.span), tuple(s.text for s in sentences))
+
+
+def raw_chunks(doc: QADocument, size: int = CHUNK_SENTENCES) -> list[Block]:
+    """Consecutive, non-overlapping windows of ``size`` FACTS sentences."""
+    out = []
+    for i in range(0, len(doc.facts), size):
+        window = doc.facts[i : i + size]
+        out.append(_block_of(window, " ".join(s.text for s in window)))
+    return out
+
+
+@dataclass
+class LinearizedEKG:
+    header: list[Block]
+    events: list[tuple[str, Block]]  # (event id, its block) in graph order
+    edges: list[tuple[str, str, Block]]  # (source, target, line)
+
+
+def linearize_graph(graph: dict | Any, sentences: dict[str, Sentence]) -> LinearizedEKG:
+    """The EKG as text blocks: entities, one block per event (with the sentences it cites), edges."""
+    g = graph.model_dump() if hasattr(graph, "model_dump") else (graph or {})
+    names = {e["id"]: e.get("name") or e["id"] for e in g.get("entities") or []}
+    header = []
+    ent_lines = []
+    for e in g.get("entities") or []:
+        aliases = [a for a in e.get("aliases") or [] if a]
+        extra = f"; also called {', '.join(aliases)}" if aliases else ""
+        ent_lines.append(f"{e['id']} {e.get('name', '')} ({e.get('kind', 'other')}, {e.get('role', 'other')}{extra})")
+    if ent_lines:
+        header.append(Block("Entities:\n" + "\n".join(ent_lines)))
+    events = []
+    verbs = {}
+    for ev in g.get("events") or []:
+        verbs[ev["id"]] = ev.get("verb") or ev.get("type") or ev["id"]
+        parts = [f"{p.get('role', 'participant')} {names.get(p.get('entity'), p.get('entity'))}" for p in ev.get("participants") or []]
+        t = ev.get("time") or {}
+        when = f"time {t['value']}" if t.get("value") else "time unknown"
+        line = f"{ev['id']} {ev.get('type', 'other')}: {ev.get('verb', '')}" + (f" — {', '.join(parts)}" if parts else "") + f"; {when}"
+        cited = [sentences[sid] for sid in ev.get("evidence") or [] if sid in sentences]
+        quotes = "".join(f'\n  [{s.id}] "{s.text}"' for s in cited)
+        events.append((ev["id"], _block_of(cited, line + quotes)))
+    edges = []
+    for kind in ("temporal_edges", "causal_edges"):
+        for e in g.get(kind) or []:
+            s, t = e.get("source"), e.get("target")
+            edges.append((s, t, Block(f"{s} ({verbs.get(s, s)}) {e.get('relation', 'RELATED')} {t} ({verbs.get(t, t)})")))
+    return LinearizedEKG(header, events, edges)
+
+
+def _render_ekg(lin: LinearizedEKG, keep: set[str]) -> tuple[str, list[Block]]:
+    blocks = list(lin.header)
+    ev = [b for eid, b in lin.events if eid in keep]
+    if ev:
+        blocks.append(Block("Events:"))
+        blocks += ev
+    ed = [b for s, t, b in lin.edges if s in keep and t in keep]
+    if ed:
+        blocks.append(Block("Relations between events:"))
+        blocks += ed
+    return "\n".join(b.text for b in blocks), blocks
+
+
+def fit_ekg(lin: LinearizedEKG, budget: int, event_order: Sequence[str] | None) -> tuple[str, list[Block], bool]:
+    """The linearized EKG within ``budget`` words: everything when it fits; otherwise events are
+    added in ``event_order`` (most relevant first) while the rendering fits."""
+    all_ids = [eid for eid, _ in lin.events]
+    text, blocks = _render_ekg(lin, set(all_ids))
+    if len(text.split()) <= budget:
+        return text, blocks, False
+    keep: set[str] = set()
+    for eid in event_order or all_ids:
+        trial = keep | {eid}
+        t, _ = _render_ekg(lin, trial)
+        if len(t.split()) <= budget:
+            keep = trial
+    text, blocks = _render_ekg(lin, keep)
+    if len(text.split()) > budget:  # even the entity list alone is too long
+        words = text.split()[:budget]
+        text, blocks = " ".join(words), []
+    return text, blocks, True
+
+
+_PASSAGES_HEADER = "Passages of the complaint:"
+_GRAPH_HEADER = "Event graph:"
+
+
+def _passages(chunks: Sequence[Block]) -> str:
+    return _PASSAGES_HEADER + "\n" + "\n\n".join(f"[passage {i + 1}] {b.text}" for i, b in enumerate(chunks))
+
+
+def _fit_chunks(chunks: Sequence[Block], budget: int) -> tuple[list[Block], bool]:
+    kept, used = [], len(_PASSAGES_HEADER.split())
+    for b in chunks:
+        if used + b.words + 2 > budget:  # + the "[passage i]" label
+            return kept, True
+        kept.append(b)
+        used += b.words + 2
+    return kept, False
+
+
+def build_contexts(
+    lin: LinearizedEKG | None,
+    retrieved: Sequence[Block],
+    event_order: Sequence[str] | None = None,
+    max_words: int = MAX_CONTEXT_WORDS,
+) -> dict[str, Context]:
+    """The three contexts of one question from its retrieved windows (rank order) and the EKG."""
+    out: dict[str, Context] = {}
+    chunks, cut = _fit_chunks(retrieved, max_words)
+    passages = _passages(chunks)
+    out["raw"] = Context("raw", passages, list(chunks), cut, n_chunks=len(chunks))
+    if lin is None:
+        empty = _GRAPH_HEADER + " (no graph for this complaint)"
+        out["ekg"] = Context("ekg", empty, [], False)
+        out["hybrid"] = Context("hybrid", empty + "\n\n" + passages, list(chunks), cut, n_chunks=len(chunks))
+        return out
+    head = len(_GRAPH_HEADER.split())
+    event_blocks = {blk for _, blk in lin.events}
+    text, blocks, cut_e = fit_ekg(lin, max(0, max_words - head), event_order)
+    out["ekg"] = Context("ekg", _GRAPH_HEADER + "\n" + text, blocks, cut_e, n_events=sum(b in event_blocks for b in blocks))
+    text_h, blocks_h, cut_h = fit_ekg(lin, max(0, max_words - head - len(passages.split())), event_order)
+    out["hybrid"] = Context(
+        "hybrid", _GRAPH_HEADER + "\n" + text_h + "\n\n" + passages, blocks_h + list(chunks), cut_h or cut,
+        n_chunks=len(chunks), n_events=sum(b in event_blocks for b in blocks_h),
+    )
+    return out
+
+
+def evidence_recall(context: Context, evidence: Sequence[str], sentences: dict[str, Sentence]) -> float:
+    """Share of the gold evidence sentences the context contains (NaN without gold evidence).
+
+    A gold sentence is contained when the sentences quoted in the context cover at least
+    ``SPAN_COVERAGE`` of its character span, or its normalized text occurs in the context's text.
+    """
+    gold = [sentences[sid] for sid in evidence if sid in sentences]
+    if not gold:
+        return float("nan")
+    spans = [s for b in context.blocks for s in b.spans]
+    norm_ctx = normalize_answer(context.text)
+    hit = 0
+    for s in gold:
+        found = False
+        if s.span and s.span[1] > s.span[0]:
+            lo, hi = s.span
+            covered = np.zeros(hi - lo, dtype=bool)
+            for a, b in spans:
+                a, b = max(a, lo), min(b, hi)
+                if b > a:
+                    covered[a - lo : b - lo] = True
+            found = covered.mean() >= SPAN_COVERAGE
+        if not found:
+            norm = normalize_answer(s.text)
+            found = bool(norm) and norm in norm_ctx
+        hit += found
+    return hit / len(gold)
+
+
+# ----------------------------------------------------------------------------- encoders
+
+
+class _Embedder:
+    """L2-normalized embeddings from an encoder name (argus.embeddings) or an object with ``encode``."""
+
+    def __init__(self, encoder: str | Any = "embedded"):
+        self.encoder = encoder
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if isinstance(self.encoder, str):
+            from argus.embeddings import encode
+
+            x = encode(texts, name=self.encoder)
+        else:
+            x = np.asarray(self.encoder.encode(texts), dtype="float32")
+        if len(x) == 0:
+            return x.reshape(0, -1) if x.ndim == 2 else np.zeros((0, 1), dtype="float32")
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def _rank(query: np.ndarray, items: np.ndarray) -> list[int]:
+    if len(items) == 0:
+        return []
+    scores = items @ query
+    return [int(i) for i in np.argsort(-scores, kind="stable")]
+
+
+# ----------------------------------------------------------------------------- running
+
+
+@dataclass
+class Answered:
+    answer: str | None
+    error: str | None
+    seconds: float
+
+
+AnswerFn = Callable[[str, str, str, str], Answered]
+
+
+def _answer_fn(lm, adapter, ledger, program) -> AnswerFn:
+    import dspy
+    from dspy.utils.exceptions import LMError
+
+    from argus.ledger import ledger_context
+
+    def ask(doc_id: str, condition: str, context: str, question: str) -> Answered:
+        t0 = time.perf_counter()
+        with dspy.context(lm=lm, adapter=adapter), ledger_context(
+            ledger, doc_id=doc_id, stage="qa", program=f"DocumentQA/{condition}"
+        ):
+            try:
+                res = program(context=context, question=question)
+            except (LMError, OSError, TimeoutError, ValueError, RuntimeError) as exc:
+                return Answered(None, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0)
+        dt = time.perf_counter() - t0
+        answer = (res.outputs or {}).get("answer")
+        if res.outputs is None or not str(answer or "").strip():
+            return Answered(None, "; ".join(res.errors)[:300] or "no answer", dt)
+        return Answered(str(answer).strip(), None, dt)
+
+    return ask
+
+
+def run_qa(
+    split: str = "dev",
+    graphs: str | Path = "gold",
+    docs: int | Sequence[str] | None = None,
+    questions_per_doc: int | None = None,
+    out: str | Path | None = None,
+    config=None,
+    encoder: str | Any = "embedded",
+    lm=None,
+    *,
+    top_k: int = TOP_K,
+    chunk_sentences: int = CHUNK_SENTENCES,
+    max_context_words: int = MAX_CONTEXT_WORDS,
+    documents: Sequence[QADocument] | None = None,
+    n_resamples: int = 10_000,
+) -> dict[str, pd.DataFrame]:
+    """Run the three-condition QA comparison; returns DataFrames keyed ``questions`` (one row per
+    question and condition), ``summary`` (per condition), ``by_type`` (condition × question type),
+    ``paired`` (every pair of conditions), ``evidence`` (evidence recall per condition and type).
+
+    ``docs``: the first N documents of the split, or a list of doc ids; ``questions_per_doc``: the
+    first N FAQ questions of each; ``config``: an ``ArgusConfig``, a path to one, or None (the
+    default / ``./argus.yaml``); ``lm``: a ready ``dspy.LM`` instead of the config's ``qa`` stage;
+    ``encoder``: an encoder name for :mod:`argus.embeddings` or an object with ``encode(texts)``;
+    ``documents``: already loaded documents (tests). ``out`` writes CSVs, ``qa.md`` and
+    ``qa_ledger.jsonl``.
+    """
+    from argus.config import ArgusConfig
+    from argus.ledger import CostLedger
+    from argus.lm import SchemaJSONAdapter, build_lm
+    from programs.qa import DocumentQA
+
+    t_start = time.perf_counter()
+    if config is None or isinstance(config, (str, Path)):
+        config = ArgusConfig.load(config)
+    if documents is None:
+        documents = load_qa_documents(split, graphs)
+    documents = list(documents)
+    if isinstance(docs, int):
+        documents = documents[:docs]
+    elif docs:
+        wanted = list(docs)
+        known = {d.doc_id for d in documents}
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise InputError(f"--docs: unknown doc id(s) {', '.join(missing)} in split {split!r}")
+        documents = [d for d in documents if d.doc_id in set(wanted)]
+    if not documents:
+        raise InputError(f"no documents with FAQ questions (split {split!r})")
+    no_graph = [d.doc_id for d in documents if d.graph is None]
+
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        ledger_path = out_dir / "qa_ledger.jsonl"
+        if ledger_path.exists():
+            ledger_path.unlink()
+        ledger = CostLedger(path=ledger_path)
+    else:
+        ledger = CostLedger()
+    if lm is None:
+        from argus.pipeline import _configure_cache
+
+        _configure_cache(config.cache_dir)
+        lm = build_lm(config.lm.for_stage("qa"))
+    ask = _answer_fn(lm, SchemaJSONAdapter(), ledger, DocumentQA(max_retries=1))
+    embed = _Embedder(encoder)
+
+    rows = []
+    for doc in documents:
+        questions = doc.questions[:questions_per_doc] if questions_per_doc else doc.questions
+        chunks = raw_chunks(doc, chunk_sentences)
+        chunk_x = embed([b.text for b in chunks])
+        lin = linearize_graph(doc.graph, doc.graph_sentences) if doc.graph is not None else None
+        event_x = embed([b.text for _, b in lin.events]) if lin and lin.events else None
+        q_x = embed([q["question"] for q in questions])
+        for qi, q in enumerate(questions):
+            retrieved = [chunks[i] for i in _rank(q_x[qi], chunk_x)[:top_k]]
+            order = [lin.events[i][0] for i in _rank(q_x[qi], event_x)] if event_x is not None else None
+            contexts = build_contexts(lin, retrieved, order, max_context_words)
+            for cond in CONDITIONS:
+                ctx = contexts[cond]
+                res = ask(doc.doc_id, cond, ctx.text, q["question"])
+                rows.append({
+                    "doc_id": doc.doc_id, "qid": q["id"], "type": q.get("type", "other"), "condition": cond,
+                    "question": q["question"], "gold": q.get("answer", ""), "answer": res.answer,
+                    "ok": res.error is None, "error": res.error,
+                    "f1": token_f1(res.answer, q.get("answer", "")) if res.error is None else float("nan"),
+                    "evidence_recall": evidence_recall(ctx, q.get("evidence") or [], doc.sentences),
+                    "n_evidence": len(q.get("evidence") or []),
+                    "context_words": ctx.words, "n_chunks": ctx.n_chunks, "n_events": ctx.n_events,
+                    "truncated": ctx.truncated, "seconds": round(res.seconds, 3),
+                })
+    tables = summarize(pd.DataFrame(rows), n_resamples=n_resamples)
+    totals = ledger.totals()
+    tables["questions"].attrs.update(
+        seconds=time.perf_counter() - t_start, graphs="gold" if str(graphs) == "gold" else str(graphs),
+        model=getattr(lm, "model", type(lm).__name__), docs_without_graph=no_graph,
+        ledger=totals.as_dict(),
+    )
+    for t in tables.values():
+        t.attrs.update({k: v for k, v in tables["questions"].attrs.items()})
+    if out_dir is not None:
+        write_tables(tables, out_dir)
+    return tables
+
+
+def summarize(rows: pd.DataFrame, n_resamples: int = 10_000) -> dict[str, pd.DataFrame]:
+    """The summary, per-type, paired and evidence-recall tables from the per-question rows."""
+    if rows.empty:
+        rows = pd.DataFrame(columns=["doc_id", "qid", "type", "condition", "ok", "f1", "evidence_recall", "context_words", "truncated"])
+    key = ["doc_id", "qid"]
+    ok_all = rows.groupby(key)["ok"].all() if len(rows) else pd.Series(dtype=bool)
+    included_keys = set(ok_all[ok_all].index)
+    rows = rows.copy()
+    rows["included"] = [k in included_keys for k in zip(rows["doc_id"], rows["qid"])]
+    n_questions = len(ok_all)
+    n_excluded = int((~ok_all).sum()) if n_questions else 0
+    failed_calls = {c: int((~rows.loc[rows["condition"] == c, "ok"].astype(bool)).sum()) for c in CONDITIONS}
+    inc = rows[rows["included"]]
+
+    summary = []
+    for c in CONDITIONS:
+        sub = inc[inc["condition"] == c]
+        allc = rows[rows["condition"] == c]
+        summary.append({
+            "condition": c, "label": CONDITION_LABELS[c], "n": len(sub),
+            "token_f1": float(sub["f1"].mean()) if len(sub) else float("nan"),
+            "f1_std": float(sub["f1"].std(ddof=1)) if len(sub) > 1 else float("nan"),
+            "evidence_recall": float(allc["evidence_recall"].mean()) if len(allc) else float("nan"),
+            "context_words": float(allc["context_words"].mean()) if len(allc) else float("nan"),
+            "truncated": int(allc["truncated"].astype(bool).sum()) if len(allc) else 0,
+            "failed_calls": failed_calls[c], "paper_token_f1": PAPER_TOKEN_F1[c],
+        })
+    summary = pd.DataFrame(summary)
+
+    types = [t for t in QUESTION_TYPES if t in set(rows["type"])] + sorted(set(rows["type"]) - set(QUESTION_TYPES))
+    by_type = []
+    evidence = []
+    for t in types:
+        for c in CONDITIONS:
+            sub = inc[(inc["type"] == t) & (inc["condition"] == c)]
+            by_type.append({"type": t, "condition": c, "n": len(sub), "token_f1": float(sub["f1"].mean()) if len(sub) else float("nan")})
+            alls = rows[(rows["type"] == t) & (rows["condition"] == c)]
+            evidence.append({"type": t, "condition": c, "n": len(alls), "evidence_recall": float(alls["evidence_recall"].mean()) if len(alls) else float("nan")})
+    for c in CONDITIONS:
+        alls = rows[rows["condition"] == c]
+        evidence.append({"type": "all", "condition": c, "n": len(alls), "evidence_recall": float(alls["evidence_recall"].mean()) if len(alls) else float("nan")})
+    by_type = pd.DataFrame(by_type, columns=["type", "condition", "n", "token_f1"])
+    evidence = pd.DataFrame(evidence, columns=["type", "condition", "n", "evidence_recall"])
+
+    # paired on the included questions, in the same (doc, qid) order for every condition
+    scores = {}
+    for c in ("ekg", "hybrid", "raw"):  # a − b reads as the paper's EKG − Raw, EKG − Hybrid, Hybrid − Raw
+        sub = inc[inc["condition"] == c].sort_values(key)
+        scores[c] = sub["f1"].astype(float).tolist()
+    if included_keys:
+        paired = paired_table(scores, n_resamples=n_resamples, n_permutations=n_resamples)
+    else:
+        paired = pd.DataFrame(
+            columns=["a", "b", "n", "mean_a", "mean_b", "mean_diff", "ci_lo", "ci_hi", "wilcoxon_stat", "wilcoxon_p", "permutation_p"])
+    meta = {"n_questions": n_questions, "n_excluded": n_excluded, "n_included": len(included_keys), "failed_calls": failed_calls}
+    out = {"questions": rows, "summary": summary, "by_type": by_type, "paired": paired, "evidence": evidence}
+    for t in out.values():
+        t.attrs.update(meta)
+    return out
+
+
+# ----------------------------------------------------------------------------- reporting
+
+
+def _fmt(x, nd=3) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}" if abs(x) >= 10 ** -nd or x == 0 else f"{x:.1e}"
+    return str(x)
+
+
+def _md(df: pd.DataFrame, cols: Sequence[str]) -> str:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in df.iterrows():
+        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def format_report(tables: dict[str, pd.DataFrame]) -> str:
+    """The summary, per-type, paired and evidence tables as Markdown, with a caption."""
+    s, a = tables["summary"], tables["summary"].attrs
+    by_type = tables["by_type"].pivot(index="type", columns="condition", values="token_f1")
+    by_type = by_type.reindex(columns=list(CONDITIONS)).reset_index()
+    n_type = tables["by_type"].groupby("type")["n"].max().rename("n")
+    by_type = by_type.merge(n_type, left_on="type", right_index=True)
+    ev = tables["evidence"].pivot(index="type", columns="condition", values="evidence_recall").reindex(columns=list(CONDITIONS)).reset_index()
+    graphs = a.get("graphs", "gold")
+    parts = [
+        "## Document-scoped QA: token F1 by retrieval condition",
+        "",
+        _md(s, ["label", "n", "token_f1", "f1_std", "evidence_recall", "context_words", "truncated", "failed_calls", "paper_token_f1"]),
+        "",
+        f"Model {a.get('model', '?')}; graphs: {'gold' if graphs == 'gold' else graphs}; "
+        f"{a.get('n_questions', 0)} questions, {a.get('n_excluded', 0)} excluded from all three conditions because an LM "
+        f"call failed in at least one (failed calls per condition: {a.get('failed_calls', {})}). "
+        "token_f1 over the included questions; evidence_recall (share of gold evidence sentences present in the "
+        "context) over all questions. paper_token_f1 is the ARGUS paper's figure (its own 300-question corpus of "
+        "10 complaints, GPT-4o): NOT comparable with this run (different corpus, questions and model).",
+        "",
+        "### Token F1 by question type",
+        "",
+        _md(by_type, ["type", "n", *CONDITIONS]),
+        "",
+        "### Paired comparisons (a − b; bootstrap 95% CI, Wilcoxon signed-rank, sign-flip permutation)",
+        "",
+        _md(tables["paired"], ["a", "b", "n", "mean_diff", "ci_lo", "ci_hi", "wilcoxon_p", "permutation_p"]) if len(tables["paired"]) else "(no question scored in all three conditions)",
+        "",
+        "### Answer-evidence recall by question type",
+        "",
+        _md(ev, ["type", *CONDITIONS]),
+    ]
+    if a.get("docs_without_graph"):
+        parts += ["", f"Documents without a graph (EKG context empty): {', '.join(a['docs_without_graph'])}"]
+    if "seconds" in a:
+        parts += ["", f"Wall time {a['seconds']:.1f} s; ledger {a.get('ledger', {})}"]
+    return "\n".join(parts) + "\n"
+
+
+def write_tables(tables: dict[str, pd.DataFrame], out: str | Path) -> list[Path]:
+    """``qa_<name>.csv`` for every table and ``qa.md`` (the report) in ``out``."""
+    from argus.io import write_text_atomic
+
+    out = Path(out)
+    paths = []
+    for name, df in tables.items():
+        paths.append(write_text_atomic(out / f"qa_{name}.csv", df.to_csv(index=False)))
+    paths.append(write_text_atomic(out / "qa.md", format_report(tables)))
+    return paths
+
+
+def command(
+    split: str = "dev",
+    graphs: str = "gold",
+    docs: Optional[str] = None,  # noqa: UP045 (typer needs Optional on older Pythons)
+    questions_per_doc: Optional[int] = None,  # noqa: UP045
+    out: Optional[Path] = None,  # noqa: UP045
+    config: Optional[Path] = None,  # noqa: UP045
+    model: Optional[str] = None,  # noqa: UP045
+    encoder: str = "embedded",
+) -> None:
+    """Document-scoped QA: raw passages vs raw + linearized EKG vs EKG only (token F1, paired tests).
+
+    --graphs gold (default) or a folder of *.ekg.json; --docs N (the first N) or id,id; --model sets
+    the qa stage's model (default local/smollm2); --out DIR writes qa_*.csv, qa.md, qa_ledger.jsonl.
+    """
+    import typer
+
+    from argus.config import ArgusConfig
+
+    try:
+        overrides = {"lm.stages.qa.model": model} if model else None
+        cfg = ArgusConfig.load(config, overrides)
+        doc_arg: int | list[str] | None = None
+        if docs:
+            doc_arg = int(docs) if docs.strip().isdigit() else [d.strip() for d in docs.split(",") if d.strip()]
+        tables = run_qa(split=split, graphs=graphs, docs=doc_arg, questions_per_doc=questions_per_doc,
+                        out=out, config=cfg, encoder=encoder)
+    except ArgusError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(format_report(tables))
+    if out is not None:
+        typer.echo(f"wrote {Path(out) / 'qa.md'}, {Path(out) / 'qa_summary.csv'} (and the other qa_*.csv), {Path(out) / 'qa_ledger.jsonl'}")
