@@ -9,7 +9,7 @@ import typer
 app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs")
 
 #: experiment name → module under argus.experiments that defines ``command``
-EXPERIMENTS = {"claims": "claims", "clustering": "clustering", "qa": "qa"}
+EXPERIMENTS = {"claims": "claims", "clustering": "clustering", "qa": "qa", "barexam": "barexam"}
 
 
 def _mount() -> None:
