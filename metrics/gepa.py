@@ -201,3 +201,15 @@ def resolver_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
     result = resolver_result(out.get("same_occurrence"), out.get("relation"), bool(_get(gold, "gold_same", False)),
                              str(_get(gold, "gold_relation", "NONE")))
     return dspy.Prediction(score=result.score, feedback=result.feedback)
+
+
+def qa_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
+    """GEPA metric for the QA program: token F1 of the answer against ``gold_answer``."""
+    from argus.experiments.stats import token_f1
+
+    answer = str(prediction_outputs(pred).get("answer") or "")
+    reference = str(_get(gold, "gold_answer", ""))
+    score = token_f1(answer, reference)
+    feedback = (f"token F1 {score:.2f}: the answer was \"{answer[:200]}\"; the complaint supports \"{reference[:200]}\"."
+                + (" Answer with the complaint's own words, briefly." if score < 1 else ""))
+    return dspy.Prediction(score=score, feedback=feedback)

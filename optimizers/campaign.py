@@ -10,8 +10,8 @@ metric weights, the candidate space and the budgets. It runs as:
    FrameNet hints). Each trial is one setting.
 2. **Inner search** — ``dspy.GEPA`` evolves the instructions of Stage 1 and Stage 2 for that
    setting against ``metrics.gepa.GraphMetric`` (structural + judge + gold, with per-predictor
-   feedback), keeping every candidate it accepts with its parent; the fact fallback, the chunker
-   and the resolver, when listed, evolve on their own examples and metrics and their best
+   feedback), keeping every candidate it accepts with its parent; the fact fallback, the chunker,
+   the resolver and document QA, when listed, evolve on their own examples and metrics and their best
    candidate (and its cost per document) joins every member of the trial.
 3. **Frontier** — every GEPA candidate of every trial is evaluated on the validation split with a
    metered LM (quality; USD and tokens per document from the one campaign ledger). The frontier is
@@ -54,7 +54,7 @@ from argus.io import write_json_atomic
 from argus.ledger import CostLedger, LedgerEntry, ledger_context
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
-AUX_PROGRAMS = {"fact_fallback": 256, "chunker": 512, "resolver": 160}  #: program → max_tokens of its calls
+AUX_PROGRAMS = {"fact_fallback": 256, "chunker": 512, "resolver": 160, "qa": 300}  #: program → max_tokens of its calls
 
 
 class _Strict(BaseModel):
@@ -110,10 +110,10 @@ class BudgetSpec(_Strict):
 
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver"]] = Field(
+    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
         default_factory=lambda: ["stage1", "stage2"],
         description="Stage 1 / Stage 2 evolve jointly on chunk examples (the frontier's quality); "
-        "fact_fallback, chunker and resolver each evolve on their own examples and metric, their best candidate "
+        "fact_fallback, chunker, resolver and qa each evolve on their own examples and metric, their best candidate "
         "joins every member of the trial and their cost per document is added to the member's",
     )
     data: DataSpec = Field(default_factory=DataSpec)
@@ -365,7 +365,7 @@ class Campaign:
                                        max_sentences=d.max_sentences, overlap=d.overlap, root=root)
             if not out[name]:
                 raise ConfigError(f"campaign {self.config.name}: the {name} split ({s.split}) has no annotated documents")
-        from optimizers.examples import chunker_examples, fact_examples, resolver_examples
+        from optimizers.examples import chunker_examples, fact_examples, qa_examples, resolver_examples
 
         for prog in self._aux_programs():
             for name in ("train", "val", "test"):
@@ -373,6 +373,9 @@ class Campaign:
                 if prog == "fact_fallback":
                     out[f"{prog}:{name}"] = fact_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
                                                           batches_per_doc=s.chunks_per_doc, root=root)
+                elif prog == "qa":
+                    out[f"{prog}:{name}"] = qa_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
+                                                        questions_per_doc=3 * (s.chunks_per_doc or 2))
                 elif prog == "resolver":
                     out[f"{prog}:{name}"] = resolver_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
                                                               pairs_per_doc=3 * (s.chunks_per_doc or 2), root=root)
@@ -609,13 +612,14 @@ class Campaign:
 
     def _run_aux(self, number: int, prog: str, settings: dict, splits, reflection_lm, ledger, stop) -> dict | None:
         """GEPA on one auxiliary program; its best candidate scored on val and test (cost per document)."""
-        from metrics.gepa import chunker_metric, fact_fallback_metric, resolver_metric
+        from metrics.gepa import chunker_metric, fact_fallback_metric, qa_metric, resolver_metric
         from optimizers.examples import instructions_of
 
         path = self._aux_path(settings, prog)
         if path.exists():
             return json.loads(path.read_text(encoding="utf-8"))
-        metric = {"fact_fallback": fact_fallback_metric, "chunker": chunker_metric, "resolver": resolver_metric}[prog]
+        metric = {"fact_fallback": fact_fallback_metric, "chunker": chunker_metric, "resolver": resolver_metric,
+                  "qa": qa_metric}[prog]
         module = self._aux_program(prog, settings)
         seed = instructions_of(module)
         best = seed

@@ -41,9 +41,15 @@ def load_member_programs(member_dir: Path, max_retries: int):
     path = Path(member_dir) / "programs.json"
     if not path.is_file():
         raise InputError(f"{path}: the member's programs are missing; rerun the campaign or pick another member")
+    import json
+
     programs = ArgusPrograms(max_retries=max_retries)
     try:
-        programs.load(str(path))
+        state = json.loads(path.read_text(encoding="utf-8"))
+        # predictor by predictor: a member compiled before a program was added keeps that program's seed
+        for name, pred in programs.named_predictors():
+            if name in state:
+                pred.load_state(state[name])
     except Exception as exc:
         raise InputError(f"{path}: not a DSPy JSON state of ArgusPrograms ({type(exc).__name__}: {exc})") from exc
     return programs

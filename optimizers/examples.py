@@ -215,6 +215,23 @@ def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 
     return out
 
 
+def qa_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, questions_per_doc: int | None = None,
+                max_context_words: int = 600) -> list[dspy.Example]:
+    """QA examples: FAQ questions with the linearized gold EKG as context (the EKG-only condition of
+    ``argus experiment qa``, capped at ``max_context_words``) and the gold answer."""
+    from argus.experiments.qa import fit_ekg, linearize_graph, load_qa_documents
+
+    out: list[dspy.Example] = []
+    documents = load_qa_documents(split, "gold")[doc_offset:]
+    for doc in documents[:docs] if docs is not None else documents:
+        context, _, _ = fit_ekg(linearize_graph(doc.graph, doc.graph_sentences), max_context_words, None)
+        questions = doc.questions[:questions_per_doc] if questions_per_doc else doc.questions
+        for q in questions:
+            out.append(dspy.Example(example_id=f"{doc.doc_id}:{q['id']}", doc_id=doc.doc_id, context=context,
+                                    question=q["question"], gold_answer=q["answer"]).with_inputs("context", "question"))
+    return out
+
+
 def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, max_sentences: int = 8,
                      root: Path | None = None) -> list[dspy.Example]:
     """Chunker examples: a document's gold fact sentences and the maximum chunk size."""
@@ -231,7 +248,7 @@ def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0
 
 
 class AuxProgram(dspy.Module):
-    """One pipeline program (``fact_fallback``, ``chunker`` or ``resolver``) under its ``ArgusPrograms`` name,
+    """One pipeline program (``fact_fallback``, ``chunker``, ``resolver`` or ``qa``) under its ``ArgusPrograms`` name,
     returning a ``dspy.Prediction`` of its outputs (what GEPA and the metrics read)."""
 
     def __init__(self, name: str, max_retries: int = 1):
@@ -239,9 +256,11 @@ class AuxProgram(dspy.Module):
         from programs.chunker import SemanticChunker
         from programs.fact_fallback import FactFallback
 
+        from programs.qa import DocumentQA
         from programs.resolver import CrossChunkResolver
 
-        factories = {"fact_fallback": FactFallback, "chunker": SemanticChunker, "resolver": CrossChunkResolver}
+        factories = {"fact_fallback": FactFallback, "chunker": SemanticChunker, "resolver": CrossChunkResolver,
+                     "qa": DocumentQA}
         if name not in factories:
             raise ValueError(f"no auxiliary program {name!r}; known: {', '.join(factories)}")
         self.name = name

@@ -13,13 +13,14 @@ from programs.chunker import SemanticChunker
 from programs.fact_fallback import FactFallback
 from programs.judge import EventMatchJudge, GraphJudge, PairwiseJudge
 from programs.oneshot import OneShotExtractor
+from programs.qa import DocumentQA
 from programs.resolver import CrossChunkResolver
 from programs.stage1 import Stage1Extractor
 from programs.stage2 import Stage2Extractor
 
 
 class ArgusPrograms(dspy.Module):
-    """The LLM steps of the staged pipeline plus the one-shot baseline."""
+    """The LLM steps of the staged pipeline, the one-shot baseline and document QA."""
 
     def __init__(self, max_retries: int = 2):
         super().__init__()
@@ -29,6 +30,7 @@ class ArgusPrograms(dspy.Module):
         self.stage2 = Stage2Extractor(max_retries=max_retries)
         self.resolver = CrossChunkResolver(max_retries=min(1, max_retries))
         self.oneshot = OneShotExtractor(max_retries=min(1, max_retries))
+        self.qa = DocumentQA(max_retries=min(1, max_retries))
 
     def forward(self, *args, **kwargs):  # the pipeline drives the steps one by one
         raise TypeError("ArgusPrograms is a container; call its programs through argus.pipeline.ArgusPipeline")
@@ -37,6 +39,7 @@ class ArgusPrograms(dspy.Module):
 __all__ = [
     "ArgusPrograms",
     "CrossChunkResolver",
+    "DocumentQA",
     "EventMatchJudge",
     "GraphJudge",
     "PairwiseJudge",

@@ -173,18 +173,18 @@ def test_killed_campaign_resumes_without_redoing_finished_work(tmp_path):
 
 
 def test_fact_fallback_and_chunker_join_the_members(tmp_path):
-    result, engine = _run(tmp_path, programs=["stage1", "stage2", "fact_fallback", "chunker", "resolver"],
+    result, engine = _run(tmp_path, programs=["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"],
                           budget={**CAMPAIGN["budget"], "trials": 1})
     root = tmp_path / "compiled" / "simtest"
     aux = {p: json.loads((tmp_path / "run" / "trials").glob(f"*/aux-{p}.json").__next__().read_text())
-           for p in ("fact_fallback", "chunker", "resolver")}
+           for p in ("fact_fallback", "chunker", "resolver", "qa")}
     assert 0 < aux["fact_fallback"]["val"]["quality"] <= 1 and aux["chunker"]["val"]["n_docs"] == 1
     assert len(aux["resolver"]["val"]["per_example"]) == 6 and 0 <= aux["resolver"]["val"]["quality"] <= 1
     for member in result.frontier:
         manifest = json.loads((root / member / "manifest.json").read_text())
-        assert set(manifest["settings"]["aux_quality"]) == {"fact_fallback", "chunker", "resolver"}
-        assert {"fact_fallback", "chunker", "resolver"} <= set(manifest["stage_costs"])
-        assert "resolver.resolve.predict" in manifest["prompts"]
+        assert set(manifest["settings"]["aux_quality"]) == {"fact_fallback", "chunker", "resolver", "qa"}
+        assert {"fact_fallback", "chunker", "resolver", "qa"} <= set(manifest["stage_costs"])
+        assert "resolver.resolve.predict" in manifest["prompts"] and "qa.answer.predict" in manifest["prompts"]
         assert "fact_fallback.select.predict" in manifest["prompts"] and "chunker.plan.predict" in manifest["prompts"]
         ev = next(e for e in result.evaluations if e.key == member)
         extra = sum(aux[p]["val"]["tokens"] for p in aux)

@@ -134,3 +134,29 @@ def test_resolver_metric_names_the_wrong_decision():
     assert half.score == 0.5 and "the text supports CAUSES" in half.feedback
     wrong = resolver_metric(ex, {"same_occurrence": True, "relation": "NONE"})
     assert wrong.score == 0.0 and "different occurrences" in wrong.feedback
+
+
+def test_qa_metric_is_token_f1_with_the_reference_in_the_feedback():
+    from metrics.gepa import qa_metric
+
+    ex = dspy.Example(gold_answer="She was terminated on June 3.")
+    assert qa_metric(ex, {"answer": "she was terminated on june 3"}).score == 1.0
+    out = qa_metric(ex, {"answer": "Plaintiff complained"})
+    assert out.score == 0.0 and "She was terminated" in out.feedback
+
+
+def test_member_programs_load_predictor_by_predictor(tmp_path):
+    import json
+
+    from optimizers.deploy import load_member_programs
+    from programs import ArgusPrograms
+
+    progs = ArgusPrograms()
+    progs.stage1.extract.predict.signature = progs.stage1.extract.predict.signature.with_instructions("EVOLVED")
+    progs.save(str(tmp_path / "p.json"))
+    state = json.loads((tmp_path / "p.json").read_text())
+    state.pop("qa.answer.predict")  # compiled before the QA program existed
+    (tmp_path / "programs.json").write_text(json.dumps(state))
+    loaded = load_member_programs(tmp_path, max_retries=1)
+    assert loaded.stage1.extract.predict.signature.instructions == "EVOLVED"
+    assert loaded.qa.answer.predict.signature.instructions == ArgusPrograms().qa.answer.predict.signature.instructions
