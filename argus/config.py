@@ -80,6 +80,22 @@ class LMSpec(_Strict):
         return v.strip()
 
 
+def merged_spec(base: LMSpec, override: dict, where: str, default_max_tokens: int | None = None) -> LMSpec:
+    """``base`` with ``override`` applied; a different model does not inherit the base's server
+    (``api_base``) unless the override names one. ``where`` prefixes a validation error."""
+    data = base.model_dump()
+    override = dict(override)
+    if "model" in override and override["model"] != data["model"] and "api_base" not in override:
+        data["api_base"] = None
+    data.update(override)
+    if data.get("max_tokens") is None and default_max_tokens is not None:
+        data["max_tokens"] = default_max_tokens
+    try:
+        return LMSpec(**data)
+    except ValidationError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
 class LMConfig(_Strict):
     default: LMSpec = Field(default_factory=LMSpec)
     stages: dict[str, dict] = Field(default_factory=dict)
@@ -95,17 +111,8 @@ class LMConfig(_Strict):
     def for_stage(self, stage: str) -> LMSpec:
         if stage not in STAGES:
             raise ConfigError(f"unknown stage {stage!r}; known: {', '.join(STAGES)}")
-        data = self.default.model_dump()
-        override = dict(self.stages.get(stage) or {})
-        if "model" in override and override["model"] != data["model"] and "api_base" not in override:
-            data["api_base"] = None  # a different model does not inherit the default's server
-        data.update(override)
-        if data.get("max_tokens") is None:
-            data["max_tokens"] = DEFAULT_MAX_TOKENS[stage]
-        try:
-            return LMSpec(**data)
-        except ValidationError as exc:
-            raise ConfigError(f"lm.stages.{stage}: {exc}") from exc
+        return merged_spec(self.default, self.stages.get(stage) or {}, f"lm.stages.{stage}",
+                           default_max_tokens=DEFAULT_MAX_TOKENS[stage])
 
 
 class FactsConfig(_Strict):
@@ -158,18 +165,7 @@ class EvalConfig(_Strict):
         base = lm.for_stage("judge")
         if not self.judges:
             return [base]
-        out = []
-        for j in self.judges:
-            data = base.model_dump()
-            override = {"model": j} if isinstance(j, str) else dict(j)
-            if override.get("model") != data["model"] and "api_base" not in override:
-                data["api_base"] = None
-            data.update(override)
-            try:
-                out.append(LMSpec(**data))
-            except ValidationError as exc:
-                raise ConfigError(f"eval.judges: {exc}") from exc
-        return out
+        return [merged_spec(base, {"model": j} if isinstance(j, str) else j, "eval.judges") for j in self.judges]
 
 
 class ArgusConfig(_Strict):

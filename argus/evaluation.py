@@ -120,6 +120,7 @@ def run_evaluation(
 
     from metrics.gold import load_gold, score_document
     from metrics.quality import document_cost, quality_score
+    from metrics.judge import judge_sentences
     from metrics.structural import structural_for_ekg
 
     config = config or ArgusConfig()
@@ -142,10 +143,8 @@ def run_evaluation(
 
     # ---- judges
     judges = []
+    factory = judge_factory or _default_judge
     if use_judges:
-        from metrics.judge import Judge
-
-        factory = judge_factory or (lambda spec, name, ledger: Judge.from_spec(spec, name=name, ledger=ledger))
         specs = ev.judge_specs(config.lm)
         names = _judge_names(specs)
         judges = [factory(spec, name, report.ledger) for spec, name in zip(specs, names)]
@@ -186,7 +185,7 @@ def run_evaluation(
                                 "events": st.details["events"], "temporal_edges": st.details["temporal_edges"],
                                 "causal_edges": st.details["causal_edges"]})
             judged = []
-            sentences = _judge_sentences(ekg)
+            sentences = judge_sentences(ekg)
             for judge in judges:
                 try:
                     j = judge.score(ekg.graph, sentences, doc_id=gold.doc_id)
@@ -226,16 +225,16 @@ def run_evaluation(
 
     # ---- pairwise preference and stability
     if judges and set(methods) >= {"staged", "oneshot"}:
-        _pairwise(report, docs, golds, ekgs, judges, config, judge_factory)
+        _pairwise(report, docs, golds, ekgs, judges, config, factory)
 
     _write(report, out)
     return report
 
 
-def _judge_sentences(ekg: DocumentEKG) -> list[tuple[str, str]]:
-    from metrics.judge import judge_sentences
+def _default_judge(spec: LMSpec, name: str, ledger: CostLedger):
+    from metrics.judge import Judge
 
-    return judge_sentences(ekg)
+    return Judge.from_spec(spec, name=name, ledger=ledger)
 
 
 def _judge_names(specs: list[LMSpec]) -> list[str]:
@@ -247,16 +246,14 @@ def _judge_names(specs: list[LMSpec]) -> list[str]:
     return names
 
 
-def _pairwise(report: EvalReport, docs, golds, ekgs, judges, config: ArgusConfig, judge_factory) -> None:
+def _pairwise(report: EvalReport, docs, golds, ekgs, judges, config: ArgusConfig, factory) -> None:
     from metrics.agreement import summarize_pairwise, summarize_stability
+    from metrics.judge import judge_sentences
 
     ev = config.eval
     rows, stab_rows = [], []
     hot = []
     if ev.stability_temperature > 0:
-        from metrics.judge import Judge
-
-        factory = judge_factory or (lambda spec, name, ledger: Judge.from_spec(spec, name=name, ledger=ledger))
         for spec, judge in zip(ev.judge_specs(config.lm), judges):
             hot_spec = spec.model_copy(update={"temperature": ev.stability_temperature})
             hot.append(factory(hot_spec, f"{judge.name}@T{ev.stability_temperature:g}", report.ledger))
@@ -267,7 +264,7 @@ def _pairwise(report: EvalReport, docs, golds, ekgs, judges, config: ArgusConfig
         a, b = ekgs["staged"].get(gold.doc_id), ekgs["oneshot"].get(gold.doc_id)
         if a is None or b is None:
             continue
-        sentences = _judge_sentences(a)
+        sentences = judge_sentences(a)
         for k, judge in enumerate(judges):
             try:
                 res = judge.compare(a.graph, b.graph, sentences, doc_id=gold.doc_id, both_orders=ev.both_orders)

@@ -85,7 +85,7 @@ class ArgusPipeline:
         self._classifier = classifier
         self._lms: dict[str, MeteredLM] = {}
         self.adapter = SchemaJSONAdapter()
-        _configure_cache(self.config.cache_dir)
+        configure_cache(self.config.cache_dir)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -351,7 +351,7 @@ class ArgusPipeline:
         )
 
 
-def _configure_cache(cache_dir: Path) -> None:
+def configure_cache(cache_dir: Path) -> None:
     """Point DSPy's disk cache at a project-local directory (once per process per directory)."""
     global _CACHE_DIR
     target = str(Path(cache_dir).expanduser().resolve() / "dspy")

@@ -153,46 +153,33 @@ def structural_score(
     notes: list[str] = []
 
     # -- references ---------------------------------------------------------------------------
-    checks = bad = 0
+    # one check per id, participant, edge endpoint and (when ``allowed`` is given) evidence id
+    edges_all = [("temporal", e) for e in temporal] + [("causal", e) for e in causal]
+    checks = len(entities) + len(events) + sum(len(ev.participants) for ev in events) + 2 * len(edges_all)
+    if allowed is not None:
+        checks += sum(len(ev.evidence) for ev in events) + sum(len(e.evidence) for _, e in edges_all)
+    refs: list[Defect] = []
     ent_ids: set[str] = set()
-    for e in entities:
-        checks += 1
-        if e.id in ent_ids:
-            bad += 1
-            defects.append(Defect("references", "stage1", f"entity id {e.id} is used twice"))
-        ent_ids.add(e.id)
     ev_ids: set[str] = set()
+    for kind, group, ids in (("entity", entities, ent_ids), ("event", events, ev_ids)):
+        for item in group:
+            if item.id in ids:
+                refs.append(Defect("references", "stage1", f"{kind} id {item.id} is used twice"))
+            ids.add(item.id)
     for ev in events:
-        checks += 1
-        if ev.id in ev_ids:
-            bad += 1
-            defects.append(Defect("references", "stage1", f"event id {ev.id} is used twice"))
-        ev_ids.add(ev.id)
-    for ev in events:
-        for p in ev.participants:
-            checks += 1
-            if p.entity not in ent_ids:
-                bad += 1
-                defects.append(Defect("references", "stage1", f"{ev.id} ({ev.verb}) names participant {p.entity}, which is not an entity"))
+        refs += [Defect("references", "stage1", f"{ev.id} ({ev.verb}) names participant {p.entity}, which is not an entity")
+                 for p in ev.participants if p.entity not in ent_ids]
         if allowed is not None:
-            for sid in ev.evidence:
-                checks += 1
-                if sid not in allowed:
-                    bad += 1
-                    defects.append(Defect("references", "stage1", f"{ev.id} ({ev.verb}) cites {sid}, which is not an allowed sentence of this text"))
-    for kind, edges in (("temporal", temporal), ("causal", causal)):
-        for e in edges:
-            for end in (e.source, e.target):
-                checks += 1
-                if end not in ev_ids:
-                    bad += 1
-                    defects.append(Defect("references", "stage2", f"{kind} edge {_edge_name(e)}: {end} is not an event id"))
-            if allowed is not None:
-                for sid in e.evidence:
-                    checks += 1
-                    if sid not in allowed:
-                        bad += 1
-                        defects.append(Defect("references", "stage2", f"{kind} edge {_edge_name(e)} cites {sid}, which is not an allowed sentence of this text"))
+            refs += [Defect("references", "stage1", f"{ev.id} ({ev.verb}) cites {sid}, which is not an allowed sentence of this text")
+                     for sid in ev.evidence if sid not in allowed]
+    for kind, e in edges_all:
+        refs += [Defect("references", "stage2", f"{kind} edge {_edge_name(e)}: {end} is not an event id")
+                 for end in (e.source, e.target) if end not in ev_ids]
+        if allowed is not None:
+            refs += [Defect("references", "stage2", f"{kind} edge {_edge_name(e)} cites {sid}, which is not an allowed sentence of this text")
+                     for sid in e.evidence if sid not in allowed]
+    defects += refs
+    bad = len(refs)
     components["references"] = 1.0 - bad / checks if checks else 1.0
 
     # -- temporal consistency ------------------------------------------------------------------

@@ -35,8 +35,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
-import os
 import signal
 import statistics
 import time
@@ -51,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from argus.config import LMSpec
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger, LedgerEntry, ledger_context
+from argus.ledger import CostLedger, ledger_context
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
 AUX_PROGRAMS = {"fact_fallback": 256, "chunker": 512, "resolver": 160, "qa": 300}  #: program → max_tokens of its calls
@@ -442,14 +440,14 @@ class Campaign:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from argus.lm import SchemaJSONAdapter
-        from argus.pipeline import _configure_cache
+        from argus.pipeline import configure_cache
 
         cfg = self.config
         t_start = time.monotonic()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "evals").mkdir(exist_ok=True)
         write_json_atomic(self.run_dir / "campaign.json", cfg.model_dump(mode="json"), indent=1)
-        _configure_cache(self.run_dir / "cache")
+        configure_cache(self.run_dir / "cache")
         ledger_path = self.run_dir / "ledger.jsonl"
         spent_before = sum(e.cost_usd for e in CostLedger.from_jsonl(ledger_path).entries) if ledger_path.exists() else 0.0
         ledger = CostLedger(path=ledger_path)
@@ -463,7 +461,7 @@ class Campaign:
             f"Estimate: ≤ {est['lm_calls']} LM calls, about {est['minutes']} min at {cfg.budget.seconds_per_call:g} s/call"
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
         )
-        metric = self._metric()
+        self._metric()  # a bad metric or judge configuration fails here, before any LM call
         storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
         sampler = optuna.samplers.NSGAIISampler(seed=cfg.seed)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -513,7 +511,7 @@ class Campaign:
                     best = max(evals, key=lambda e: (e.quality, -e.cost_usd))
                     study.tell(trial, [best.quality, best.cost_usd])
                     done.append(trial)
-                    hv_history = self._update_frontier(splits, metric, ledger, hv_history, iteration=len(done), stop=stop)
+                    hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=stop)
                     progress.advance(task)
         except KeyboardInterrupt:
             stop.interrupted = True
@@ -521,7 +519,7 @@ class Campaign:
         finally:
             signal.signal(signal.SIGINT, previous_handler)
         # whatever happened, the frontier reflects every finished evaluation
-        hv_history = self._update_frontier(splits, metric, ledger, hv_history, iteration=len(done), stop=None, final=True)
+        hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=None)
         evals = self._all_evals("val")
         members = json.loads((self.compiled_dir / "frontier.json").read_text())["members"] if (self.compiled_dir / "frontier.json").exists() else []
         result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv_history, stop.reason,
@@ -669,13 +667,11 @@ class Campaign:
         return json.loads(path.read_text()) if path.exists() else []
 
     # -------------------------------------------------------------- frontier
-    def _update_frontier(self, splits, metric, ledger, hv_history, *, iteration: int, stop, final: bool = False):
+    def _update_frontier(self, splits, ledger, hv_history, *, iteration: int, stop):
         from optimizers.frontier import (
             FrontierFile,
             Lineage,
             MemberManifest,
-            SplitScores,
-            bootstrap_ci,
             dependency_versions,
             flag_val_only_wins,
             hypervolume,

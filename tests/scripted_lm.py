@@ -155,8 +155,9 @@ def _sentences(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def scripted_lm(engine: ScriptedEngine | None = None, model: str = "scripted/test"):
-    """A MeteredLM driven by the scripted engine (cache off, so every call is counted)."""
+def scripted_lm(engine: ScriptedEngine | None = None, model: str = "scripted/test", **overrides):
+    """A MeteredLM driven by the scripted engine (cache off, so every call is counted; ``overrides``
+    replace the LM settings, e.g. ``cache=True``)."""
     from argus.lm import MeteredLM
 
     engine = engine or ScriptedEngine()
@@ -168,5 +169,6 @@ def scripted_lm(engine: ScriptedEngine | None = None, model: str = "scripted/tes
         async def aclose(self):
             pass
 
-    return MeteredLM(model, engine=engine, async_engine=_Async(), cache=False, structured_output="none",
-                     price_per_mtok=(1.0, 2.0), temperature=0.0, max_tokens=2000)
+    settings = dict(cache=False, structured_output="none", price_per_mtok=(1.0, 2.0), temperature=0.0, max_tokens=2000)
+    settings.update(overrides)
+    return MeteredLM(model, engine=engine, async_engine=_Async(), **settings)

@@ -18,7 +18,7 @@ import json
 
 from dspy.lm15 import Message, Response, TextPart, Usage
 
-from tests.scripted_lm import ScriptedEngine
+from tests.scripted_lm import ScriptedEngine, scripted_lm
 
 PHRASE_EVENTS = "ONE EVENT PER SENTENCE"
 PHRASE_EDGES = "CHAIN CONSECUTIVE EVENTS"
@@ -80,21 +80,11 @@ class SimulatedEngine(ScriptedEngine):
 
 def simulated_lm_builder(engine: SimulatedEngine | None = None):
     """An ``lm_builder`` for ``optimizers.campaign.Campaign``: every model is the simulated engine."""
-    from argus.lm import MeteredLM
-
     engine = engine or SimulatedEngine()
 
-    class _Async:
-        async def complete(self, request):
-            return engine.complete(request)
-
-        async def aclose(self):
-            pass
-
     def build(spec):
-        return MeteredLM(f"simulated/{spec.model}", engine=engine, async_engine=_Async(), cache=spec.cache,
-                         structured_output="none", price_per_mtok=(1.0, 2.0), temperature=spec.temperature,
-                         max_tokens=spec.max_tokens or 1000)
+        return scripted_lm(engine, model=f"simulated/{spec.model}", cache=spec.cache, temperature=spec.temperature,
+                           max_tokens=spec.max_tokens or 1000)
 
     build.engine = engine
     return build

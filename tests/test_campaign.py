@@ -4,15 +4,12 @@ loading a member for inference, stop file, and a campaign killed mid-run that re
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-import yaml
 
 from optimizers.campaign import Campaign, CampaignConfig
 from tests.conftest import PROJECT, needs_data

@@ -63,6 +63,7 @@ import numpy as np
 import pandas as pd
 
 from argus.errors import ArgusError, InputError
+from argus.experiments.common import Answered, answering_lm, experiment_ledger, metered_call
 from argus.experiments.stats import mcnemar_exact, paired_bootstrap_ci
 
 CONDITIONS: tuple[str, ...] = ("no-passage", "gold-passage", "bm25", "dense", "hybrid-graph")
@@ -575,29 +576,12 @@ def build_context(texts: Sequence[str], max_words: int = MAX_CONTEXT_WORDS) -> t
 # ----------------------------------------------------------------------------- answering
 
 
-@dataclass
-class Answered:
-    answer: str | None
-    error: str | None
-    seconds: float
-
-
 def _answer_fn(lm, adapter, ledger, program):
-    import dspy
-    from dspy.utils.exceptions import LMError
-
-    from argus.ledger import ledger_context
-
     def ask(q: MCQuestion, condition: str, context: str) -> Answered:
-        t0 = time.perf_counter()
-        with dspy.context(lm=lm, adapter=adapter), ledger_context(
-            ledger, doc_id=q.qid, stage="qa", program=f"MultipleChoiceQA/{condition}"
-        ):
-            try:
-                res = program(question=q.question, choices=q.choices, context=context)
-            except (LMError, OSError, TimeoutError, ValueError, RuntimeError) as exc:
-                return Answered(None, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0)
-        dt = time.perf_counter() - t0
+        res, error, dt = metered_call(lm, adapter, ledger, doc_id=q.qid, program_label=f"MultipleChoiceQA/{condition}",
+                                      call=lambda: program(question=q.question, choices=q.choices, context=context))
+        if error is not None:
+            return Answered(None, error, dt)
         letter = _letter((res.outputs or {}).get("answer"))
         if res.outputs is None or letter is None or res.errors:
             return Answered(letter if not res.errors else None, "; ".join(res.errors)[:300] or "no answer", dt)
@@ -662,8 +646,7 @@ def run_barexam(
     ready ``dspy.LM`` instead of the config's ``qa`` stage; ``encoder``: for ``dense``.
     """
     from argus.config import ArgusConfig
-    from argus.ledger import CostLedger
-    from argus.lm import SchemaJSONAdapter, build_lm
+    from argus.lm import SchemaJSONAdapter
     from programs.mcq import MultipleChoiceQA
 
     t_start = time.perf_counter()
@@ -697,19 +680,8 @@ def run_barexam(
             retrievers["dense"] = DenseRetriever(passages, encoder)
 
     out_dir = Path(out) if out is not None else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        ledger_path = out_dir / "barexam_ledger.jsonl"
-        if ledger_path.exists():
-            ledger_path.unlink()
-        ledger = CostLedger(path=ledger_path)
-    else:
-        ledger = CostLedger()
-    if lm is None:
-        from argus.pipeline import _configure_cache
-
-        _configure_cache(config.cache_dir)
-        lm = build_lm(config.lm.for_stage("qa"))
+    ledger = experiment_ledger(out_dir, "barexam")
+    lm = answering_lm(config, lm)
     ask = _answer_fn(lm, SchemaJSONAdapter(), ledger, MultipleChoiceQA(max_retries=1))
 
     rows = []

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from argus.errors import ArgusError, InputError
+from argus.experiments.common import Answered, answering_lm, experiment_ledger, metered_call
 from argus.experiments.stats import normalize_answer, paired_table, token_f1
 
 CONDITIONS: tuple[str, ...] = ("raw", "hybrid", "ekg")
@@ -360,32 +361,15 @@ def _rank(query: np.ndarray, items: np.ndarray) -> list[int]:
 # ----------------------------------------------------------------------------- running
 
 
-@dataclass
-class Answered:
-    answer: str | None
-    error: str | None
-    seconds: float
-
-
 AnswerFn = Callable[[str, str, str, str], Answered]
 
 
 def _answer_fn(lm, adapter, ledger, program) -> AnswerFn:
-    import dspy
-    from dspy.utils.exceptions import LMError
-
-    from argus.ledger import ledger_context
-
     def ask(doc_id: str, condition: str, context: str, question: str) -> Answered:
-        t0 = time.perf_counter()
-        with dspy.context(lm=lm, adapter=adapter), ledger_context(
-            ledger, doc_id=doc_id, stage="qa", program=f"DocumentQA/{condition}"
-        ):
-            try:
-                res = program(context=context, question=question)
-            except (LMError, OSError, TimeoutError, ValueError, RuntimeError) as exc:
-                return Answered(None, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0)
-        dt = time.perf_counter() - t0
+        res, error, dt = metered_call(lm, adapter, ledger, doc_id=doc_id, program_label=f"DocumentQA/{condition}",
+                                      call=lambda: program(context=context, question=question))
+        if error is not None:
+            return Answered(None, error, dt)
         answer = (res.outputs or {}).get("answer")
         if res.outputs is None or not str(answer or "").strip():
             return Answered(None, "; ".join(res.errors)[:300] or "no answer", dt)
@@ -422,8 +406,7 @@ def run_qa(
     ``qa_ledger.jsonl``.
     """
     from argus.config import ArgusConfig
-    from argus.ledger import CostLedger
-    from argus.lm import SchemaJSONAdapter, build_lm
+    from argus.lm import SchemaJSONAdapter
     from programs.qa import DocumentQA
 
     t_start = time.perf_counter()
@@ -446,19 +429,8 @@ def run_qa(
     no_graph = [d.doc_id for d in documents if d.graph is None]
 
     out_dir = Path(out) if out is not None else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        ledger_path = out_dir / "qa_ledger.jsonl"
-        if ledger_path.exists():
-            ledger_path.unlink()
-        ledger = CostLedger(path=ledger_path)
-    else:
-        ledger = CostLedger()
-    if lm is None:
-        from argus.pipeline import _configure_cache
-
-        _configure_cache(config.cache_dir)
-        lm = build_lm(config.lm.for_stage("qa"))
+    ledger = experiment_ledger(out_dir, "qa")
+    lm = answering_lm(config, lm)
     ask = _answer_fn(lm, SchemaJSONAdapter(), ledger, DocumentQA(max_retries=1))
     embed = _Embedder(encoder)
 
