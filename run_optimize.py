@@ -26,8 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     from argus.cli import app
 
     try:
-        get_command(app).main(args=["optimize", *argv], prog_name="run_optimize.py", standalone_mode=False)
-    except SystemExit as exc:  # pragma: no cover - typer exits on errors
+        # without standalone mode click returns the command's exit code instead of exiting
+        code = get_command(app).main(args=["optimize", *argv], prog_name="run_optimize.py", standalone_mode=False)
+    except SystemExit as exc:
         return int(exc.code or 0)
     except Exception as exc:
         import click
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             exc.show()
             return 2
         raise
-    return 0
+    return int(code or 0)
 
 
 if __name__ == "__main__":

@@ -193,11 +193,17 @@ def annotate_export(
     from argus.schema import DocumentEKG
     from metrics.human import export_sheet
 
+    import pydantic
+
     files = sorted(graphs.glob("*.ekg.json")) if graphs.is_dir() else [graphs]
-    if not files:
-        typer.secho(f"error: no *.ekg.json under {graphs}", fg="red", err=True)
+    if not files or not files[0].exists():
+        typer.secho(f"error: no *.ekg.json at {graphs}", fg="red", err=True)
         raise typer.Exit(2)
-    ekgs = [DocumentEKG.model_validate_json(f.read_text(encoding="utf-8")) for f in files]
+    try:
+        ekgs = [DocumentEKG.model_validate_json(f.read_text(encoding="utf-8")) for f in files]
+    except (OSError, UnicodeDecodeError, pydantic.ValidationError) as exc:
+        typer.secho(f"error: not a readable EKG file: {str(exc)[:300]}", fg="red", err=True)
+        raise typer.Exit(2)
     path = export_sheet(ekgs, out, annotator=annotator)
     typer.echo(f"wrote {path} ({sum(len(e.graph.entities) + len(e.graph.events) + len(e.graph.temporal_edges) + len(e.graph.causal_edges) for e in ekgs)} elements from {len(ekgs)} graph(s))")
 

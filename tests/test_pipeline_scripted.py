@@ -34,6 +34,14 @@ def test_every_dev_complaint_yields_a_valid_grounded_ekg(scripted_pipeline, dev_
         assert {sid for c in ekg.chunks for sid in c.sentence_ids} == set(facts)
         stages = {s.stage for s in ekg.stages}
         assert {"preprocess", "fact_gate", "chunker", "extraction", "merge"} <= stages
+        # the per-stage rows add up to the document's ledger, and the calls land in their stage
+        totals = ekg.ledger.totals
+        assert sum(s.lm_calls for s in ekg.stages) == totals.calls > 0
+        assert sum(s.tokens for s in ekg.stages) == totals.tokens > 0
+        assert abs(sum(s.cost_usd for s in ekg.stages) - totals.cost_usd) < 1e-6
+        row = {s.stage: s for s in ekg.stages}
+        by_stage = ekg.ledger.by_stage
+        assert row["extraction"].tokens == by_stage["stage1"].tokens + by_stage["stage2"].tokens > 0
         paths = write_ekg(ekg, tmp_path)
         assert load_ekg(paths["json"]) == ekg
         g = to_networkx(ekg)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 import typer
+
+from argus.errors import ArgusError
 
 app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs")
 
@@ -20,7 +23,21 @@ def _mount() -> None:
             continue
         command = getattr(mod, "command", None)
         if command is not None:
-            app.command(name)(command)
+            app.command(name)(_reporting_errors(command))
+
+
+def _reporting_errors(command):
+    """Every experiment reports a project error as one line and exits 2 (no traceback)."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except ArgusError as exc:
+            typer.secho(f"error: {exc}", fg="red", err=True)
+            raise typer.Exit(2) from exc
+
+    return run
 
 
 _mount()
