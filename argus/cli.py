@@ -175,7 +175,7 @@ def optimize_command(
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
-    raise typer.Exit(0 if result.frontier else 1)
+    raise typer.Exit(0 if result.frontier and not result.failed else 1)
 
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics")

@@ -40,13 +40,33 @@ from argus.errors import ArgusError
 #: Seconds a starting server may take to load its model and answer.
 START_TIMEOUT_S = 120.0
 
+_SERVERS_LOCK = threading.Lock()
+
 
 class EngineError(ArgusError):
     """The local engine could not be started (missing package, bad GGUF, no free port)."""
 
 
 class EngineCrashError(ArgusError):
-    """The local engine died during a call, was restarted, and died again on the retry."""
+    """The local engine died during a call, was restarted, and died again on the retry.
+
+    Creating one counts in ``engine_crashes()``, so a long-running loop (a campaign) can notice a
+    crash even where a library between it and the call (GEPA's evaluation) catches the error.
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        global _CRASHES
+        with _SERVERS_LOCK:
+            _CRASHES += 1
+
+
+_CRASHES = 0
+
+
+def engine_crashes() -> int:
+    """How many ``EngineCrashError``s this process has raised."""
+    return _CRASHES
 
 
 #: loopback needs no proxy, whatever the environment says
@@ -213,7 +233,6 @@ class ManagedServer:
 
 
 _SERVERS: dict[tuple, ManagedServer] = {}
-_SERVERS_LOCK = threading.Lock()
 
 
 def managed_server(model_path: str | Path, n_ctx: int = 8192, n_threads: int | None = None) -> ManagedServer:
@@ -249,6 +268,7 @@ __all__ = [
     "EngineError",
     "ManagedServer",
     "describe_exit",
+    "engine_crashes",
     "managed_server",
     "running_servers",
     "stop_all",

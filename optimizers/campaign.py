@@ -32,7 +32,6 @@ nothing finished is evaluated again. All models' calls (task, reflection, judge)
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import signal
@@ -47,6 +46,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from argus.config import LMSpec
+from argus.engine import EngineCrashError, engine_crashes
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
@@ -168,6 +168,8 @@ class _Stop:
     deadline: float | None
     interrupted: bool = False
     reason: str = ""
+    crashes_before: int = field(default_factory=engine_crashes)
+    failed: bool = False
 
     def spent(self) -> float:
         return self.spent_before + sum(e.cost_usd for e in self.ledger.entries)
@@ -175,6 +177,10 @@ class _Stop:
     def check(self) -> str:
         if self.interrupted:
             self.reason = "interrupted (Ctrl-C)"
+        elif engine_crashes() > self.crashes_before:
+            self.failed = True
+            self.reason = ("the local engine crashed twice in one call (see the log above); "
+                           "run the same command again to resume")
         elif self.stop_file.exists():
             self.reason = f"stop file {self.stop_file}"
         elif self.deadline is not None and time.monotonic() > self.deadline:
@@ -278,6 +284,8 @@ def evaluate_candidate(program: dspy.Module, examples: list, metric, ledger: Cos
         with ledger_context(local, doc_id=ex.example_id, program=label):
             try:
                 pred = program(**ex.inputs())
+            except EngineCrashError:
+                raise  # the engine, not the candidate, failed: no score, the campaign stops and resumes
             except Exception as exc:  # one failing example scores 0, the evaluation goes on
                 pred = dspy.Prediction(entities=[], events=[], temporal_edges=[], causal_edges=[], error=str(exc))
         with ledger_context(local, doc_id=ex.example_id, stage="judge", program="metric"):
@@ -314,6 +322,8 @@ class CampaignResult:
     spent_usd: float = 0.0
     calls: int = 0
     seconds: float = 0.0
+    #: stopped by a failure (the local engine crashed), not by the user or a budget
+    failed: bool = False
 
 
 LMBuilder = Callable[[LMSpec], Any]
@@ -505,6 +515,8 @@ class Campaign:
                     for prog in self._aux_programs():
                         if not stop.check():
                             self._run_aux(trial.number, prog, settings, splits, reflection_lm, ledger, stop)
+                    if stop.check():
+                        break  # the trial stays RUNNING: a resumed campaign runs it again, reusing what is on disk
                     if not evals:
                         study.tell(trial, state=TrialState.FAIL)
                         break
@@ -516,15 +528,23 @@ class Campaign:
         except KeyboardInterrupt:
             stop.interrupted = True
             stop.reason = "interrupted (Ctrl-C)"
+        except EngineCrashError as exc:
+            self.console.print(f"[red]{exc}[/red]")
+            stop.check()
         finally:
             signal.signal(signal.SIGINT, previous_handler)
-        # whatever happened, the frontier reflects every finished evaluation
-        hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=None)
+        # whatever happened, the frontier reflects every finished evaluation; after a stop no new
+        # test evaluations are run (a resumed campaign adds them)
+        try:
+            hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=stop)
+        except EngineCrashError as exc:
+            self.console.print(f"[red]{exc}[/red]")
+            stop.check()
         evals = self._all_evals("val")
         members = json.loads((self.compiled_dir / "frontier.json").read_text())["members"] if (self.compiled_dir / "frontier.json").exists() else []
         result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv_history, stop.reason,
                                 stop.spent(), len(CostLedger.from_jsonl(ledger_path).entries) if ledger_path.exists() else 0,
-                                time.monotonic() - t_start)
+                                time.monotonic() - t_start, failed=stop.failed)
         self.console.print(
             f"campaign {cfg.name}: {len(done)} trial(s), {len(evals)} candidate(s) evaluated, frontier {members}; "
             f"spent ${result.spent_usd:.4f} in {result.calls} LM calls"
@@ -565,6 +585,8 @@ class Campaign:
             student = seed_prog  # predictors outside ``programs`` get their seed instructions back below
             with ledger_context(ledger, doc_id=f"trial{number}", stage="optimize", program="gepa"):
                 compiled = gepa.compile(student, trainset=splits["train"], valset=splits["val"])
+            if stop.check():
+                return []  # GEPA was cut short: its candidates are not final, nothing is saved as if they were
             details = getattr(compiled, "detailed_results", None)
             if details is not None:
                 candidates = []
@@ -712,10 +734,10 @@ class Campaign:
             ev = evals[i]
             test = None
             if stop is None or not stop.check():
-                with contextlib.suppress(Exception):
-                    # scored with the member's own metric (its judge, when the judge is searched too)
-                    test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
-                                      self._metric(ev.settings.get("judge_model")), ledger)
+                # scored with the member's own metric (its judge, when the judge is searched too);
+                # evaluate_candidate scores a failing example 0, so an error here is the engine's
+                test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
+                                  self._metric(ev.settings.get("judge_model")), ledger)
             elif (self.run_dir / "evals" / f"test-{ev.key}.json").exists():
                 test = CandidateEval.load(self.run_dir / "evals" / f"test-{ev.key}.json")
             aux = aux_of.get(ev.key, [])

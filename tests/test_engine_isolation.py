@@ -1,0 +1,265 @@
+"""Crash isolation of the embedded model: the engine is a separate process, and its death costs at
+most one document, never the batch, the campaign or the test run.
+
+Real engine (SmolLM2-135M GGUF in a managed ``llama_cpp.server``), killed with real signals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import dspy
+import pytest
+
+from argus.config import ArgusConfig, LMSpec
+from argus.engine import describe_exit, stop_all
+from argus.ledger import CostLedger, ledger_context
+from argus.lm import build_lm
+from tests.conftest import PROJECT, needs_data
+from tests.engine_tools import EngineKiller, engine_processes, wait_gone
+
+pytestmark = pytest.mark.integration
+
+COMPLAINT = """UNITED STATES DISTRICT COURT
+SOUTHERN DISTRICT OF NEW YORK
+
+{plaintiff}, Plaintiff,
+v.
+{employer}, Defendant.
+
+COMPLAINT
+
+FACTUAL ALLEGATIONS
+
+1. On March 3, 2019, {employer} hired {plaintiff} as a {job}.
+2. On June 3, 2020, her supervisor {boss} told her that she was too old to learn the new system.
+3. Two weeks later, {boss} fired {plaintiff} and replaced her with a younger worker.
+
+CLAIMS FOR RELIEF
+
+4. Defendant violated the Age Discrimination in Employment Act.
+"""
+
+PEOPLE = [
+    ("Maria Torres", "Hudson Valley Logistics", "dispatcher", "Derek Palmer"),
+    ("Ann Lee", "Brightline Foods", "line cook", "Tom Grady"),
+    ("Rosa Diaz", "Northway Bank", "teller", "Paul Klein"),
+]
+
+
+def _complaints(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, (plaintiff, employer, job, boss) in enumerate(PEOPLE, start=1):
+        p = folder / f"doc{i}.txt"
+        p.write_text(COMPLAINT.format(plaintiff=plaintiff, employer=employer, job=job, boss=boss), encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def _config(tmp_path: Path) -> ArgusConfig:
+    # the embedded model for every stage, but only Stage 1 and Stage 2 calls: a quick document
+    return ArgusConfig.load(None, {
+        "cache_dir": str(tmp_path / "cache"), "facts.mode": "classifier", "chunking.use_llm": False,
+        "merge.resolver": False, "lm.stages.stage1.max_tokens": 300, "lm.stages.stage2.max_tokens": 200,
+    })
+
+
+def _ledger_docs(out: Path) -> set[str]:
+    path = out / "ledger.jsonl"
+    if not path.exists():
+        return set()
+    return {json.loads(line)["doc_id"] for line in path.read_text().splitlines() if line.strip()}
+
+
+@pytest.fixture(autouse=True)
+def _no_engine_left():
+    yield
+    stop_all()
+    assert wait_gone(engine_processes(os.getpid())) == [], "an engine process was left behind"
+
+
+def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
+    """SIGKILL during document 2's first call: the engine restarts, the call is retried, all 3 are written."""
+    from argus.batch import run_batch
+    from argus.pipeline import ArgusPipeline
+
+    docs = _complaints(tmp_path / "in")
+    out = tmp_path / "out"
+    pipe = ArgusPipeline(_config(tmp_path))
+    server = pipe.lm("stage1").server
+    killer = EngineKiller(server, armed=lambda: "doc1" in _ledger_docs(out), times=1)
+    killer.start()
+    try:
+        report = run_batch(docs, out, pipe.config, pipeline=pipe)
+    finally:
+        killer.stop()
+    assert len(killer.killed) == 1, "the engine was never killed: the test did not exercise the restart"
+    assert not report.errors, report.errors
+    assert sorted(report.outputs) == ["doc1", "doc2", "doc3"]
+    for doc in ("doc1", "doc2", "doc3"):
+        assert (out / f"{doc}.ekg.json").exists()
+    assert server.starts == 2 and server.last_exit == "killed by SIGKILL"
+    assert killer.killed[0] not in engine_processes()
+    assert not (out / "errors.jsonl").exists()
+
+
+def test_an_engine_that_dies_again_fails_only_its_document(tmp_path):
+    """Killed on the call and again on its retry: document 2 is recorded as failed, 1 and 3 are written."""
+    from argus.batch import run_batch
+    from argus.pipeline import ArgusPipeline
+
+    docs = _complaints(tmp_path / "in")
+    out = tmp_path / "out"
+    pipe = ArgusPipeline(_config(tmp_path))
+    server = pipe.lm("stage1").server
+    killer = EngineKiller(server, armed=lambda: "doc1" in _ledger_docs(out) and not (out / "errors.jsonl").exists(),
+                          times=None, sig=signal.SIGSEGV)
+    killer.start()
+    try:
+        report = run_batch(docs, out, pipe.config, pipeline=pipe)
+    finally:
+        killer.stop()
+    assert len(killer.killed) == 2
+    assert sorted(report.outputs) == ["doc1", "doc3"]
+    (error,) = [json.loads(line) for line in (out / "errors.jsonl").read_text().splitlines()]
+    assert error["doc_id"] == "doc2" and error["error"] == "EngineCrashError"
+    assert "died again" in error["message"] and "SIGSEGV" in error["message"]
+    assert (out / "doc3.ekg.json").exists() and not (out / "doc2.ekg.json").exists()
+    assert "doc2" not in {line.split(",")[0] for line in (out / "summary.csv").read_text().splitlines()}
+
+
+def test_a_killed_engine_is_restarted_for_the_next_call_and_the_cache_survives_the_new_port(tmp_path):
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
+    lm = build_lm(LMSpec(model="local/smollm2", max_tokens=24, cache=True))
+    ledger = CostLedger()
+    with ledger_context(ledger, doc_id="t", stage="stage1", program="p"):
+        first = lm("Say hi")
+        url = lm.server.url()
+        os.kill(lm.server.pid, signal.SIGKILL)
+        time.sleep(0.2)
+        again = lm("Say hi")  # cached: no engine needed
+        fresh = lm("Say hello")
+    assert again == first and fresh
+    assert lm.server.url() != url or lm.server.starts == 2
+    a, b, c = ledger.entries
+    assert a.model == b.model == c.model == "local/smollm2"
+    assert not a.cache_hit and b.cache_hit and not c.cache_hit
+    assert (b.cached_prompt_tokens, b.cached_completion_tokens) == (a.prompt_tokens, a.completion_tokens)
+    assert "api_base" not in json.dumps(lm.dump_state()) and "127.0.0.1" not in json.dumps(lm.dump_state())
+
+
+def test_no_engine_outlives_a_killed_parent(tmp_path):
+    """The parent is SIGKILLed (no exit handlers run): the engine notices and exits by itself."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent("""
+        import sys, time
+        from argus.config import LMSpec
+        from argus.lm import build_lm
+        lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
+        lm("Say hi")
+        print(lm.server.pid, flush=True)
+        time.sleep(600)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=PROJECT)
+    try:
+        engine_pid = int(proc.stdout.readline())
+        assert engine_pid in engine_processes(proc.pid)
+        proc.kill()
+        proc.wait(timeout=10)
+        assert wait_gone([engine_pid], timeout=10) == []
+    finally:
+        proc.kill()
+
+
+def test_the_test_run_survives_a_dead_engine(tmp_path):
+    """A pytest session whose engine segfaults: that test fails and says why; the others run and pass."""
+    (tmp_path / "test_dead_engine.py").write_text(textwrap.dedent("""
+        import os, signal
+        import dspy
+        from argus.config import LMSpec
+        from argus.lm import build_lm
+        from tests.engine_tools import EngineKiller
+
+        def test_calls_a_segfaulting_engine():
+            lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
+            killer = EngineKiller(lm.server, armed=lambda: True, times=None, sig=signal.SIGSEGV)
+            killer.start()
+            try:
+                lm("Say hi")
+            finally:
+                killer.stop()
+
+        def test_after_the_crash():
+            assert 1 + 1 == 2
+    """))
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+                          str(tmp_path / "test_dead_engine.py")], capture_output=True, text=True, timeout=300,
+                         cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert "1 failed, 1 passed" in out
+    assert "EngineCrashError" in out and "killed by SIGSEGV" in out
+
+
+def test_describe_exit():
+    assert describe_exit(-11) == "killed by SIGSEGV"
+    assert describe_exit(-9) == "killed by SIGKILL"
+    assert describe_exit(3) == "exited with status 3"
+    assert describe_exit(None) == "running"
+
+
+CRASH_CAMPAIGN = {
+    "name": "enginecrash",
+    "programs": ["stage1", "stage2"],
+    "data": {
+        "train": {"split": "train", "docs": 1, "chunks_per_doc": 1},
+        "val": {"split": "dev", "docs": 1, "chunks_per_doc": 1},
+        "test": {"split": "dev", "docs": 1, "doc_offset": 1, "chunks_per_doc": 1},
+        "max_sentences": 3,
+    },
+    "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
+    "space": {"task_model": ["local/smollm2"], "framenet_hints": [False], "max_retries": [0], "temperature": [0.0]},
+    "models": {"reflection": "local/smollm2"},
+    "budget": {"trials": 1, "max_metric_calls": 2, "seconds_per_call": 5},
+    "reflection_minibatch_size": 1,
+}
+
+
+@needs_data
+def test_a_campaign_whose_engine_crashes_stops_cleanly_and_resumes(tmp_path):
+    """The engine dies on a call and on its retry after the first candidate was evaluated: the
+    campaign stops with the reason (no traceback, nothing scored from the dead engine), and the
+    same command resumes it to a frontier without redoing the finished evaluation."""
+    from argus.lm import build_lm
+    from optimizers.campaign import Campaign, CampaignConfig
+
+    run, compiled = tmp_path / "run", tmp_path / "compiled"
+    cfg = CampaignConfig(**CRASH_CAMPAIGN)
+    campaign = Campaign(cfg, run, compiled)
+    server = build_lm(cfg.lm_spec("local/smollm2")).server
+    killer = EngineKiller(server, armed=lambda: any((run / "evals").glob("val-*.json")), times=2)
+    killer.start()
+    try:
+        first = campaign.run()
+    finally:
+        killer.stop()
+    assert len(killer.killed) == 2, "the engine was not killed twice: the test did not exercise the stop"
+    assert first.failed and "local engine crashed" in first.stopped
+    before = {p.name: p.read_text() for p in (run / "evals").glob("*.json")}
+    assert any(name.startswith("val-") for name in before)
+
+    second = Campaign(CampaignConfig(**CRASH_CAMPAIGN), run, compiled).run()
+    assert not second.failed and not second.stopped
+    assert second.frontier
+    for name, text in before.items():  # finished evaluations are reused as they were
+        assert (run / "evals" / name).read_text() == text
+    manifest = json.loads((compiled / "enginecrash" / second.frontier[0] / "manifest.json").read_text())
+    assert "test" in manifest["splits"]  # the test re-scoring skipped at the crash is done on resume
