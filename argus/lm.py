@@ -350,6 +350,9 @@ class LocalServerLM(MeteredLM):
 
     def __init__(self, model: str, *, server: ManagedServer, **kwargs):
         kwargs.setdefault("seed", 0)
+        # llama_cpp.server's request default is 1.1; llama.cpp's own (and the engine's, when it ran
+        # in process) is 1.0, under which the programs were measured
+        kwargs.setdefault("extra_body", {"repeat_penalty": 1.0})
         super().__init__(f"openai/{server.alias}", engine="litellm", structured_output="json_object_schema",
                          api_key="not-needed", **kwargs)
         self.ledger_model = model

@@ -156,27 +156,50 @@ def test_a_killed_engine_is_restarted_for_the_next_call_and_the_cache_survives_t
     assert "api_base" not in json.dumps(lm.dump_state()) and "127.0.0.1" not in json.dumps(lm.dump_state())
 
 
-def test_no_engine_outlives_a_killed_parent(tmp_path):
-    """The parent is SIGKILLed (no exit handlers run): the engine notices and exits by itself."""
+@pytest.mark.parametrize("ending", ["exit", "error", "sigint", "sigterm", "sigkill"])
+def test_no_engine_outlives_its_parent(ending, tmp_path):
+    """However the parent ends — normally, on an error, Ctrl-C, SIGTERM or SIGKILL (no exit
+    handlers run for the last two) — its engine is gone right after."""
     script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(textwrap.dedent(f"""
         import sys, time
         from argus.config import LMSpec
         from argus.lm import build_lm
         lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
         lm("Say hi")
         print(lm.server.pid, flush=True)
+        if {ending!r} == "exit":
+            sys.exit(0)
+        if {ending!r} == "error":
+            raise RuntimeError("a bug after the call")
         time.sleep(600)
     """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=PROJECT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, cwd=PROJECT)
     try:
         engine_pid = int(proc.stdout.readline())
-        assert engine_pid in engine_processes(proc.pid)
-        proc.kill()
-        proc.wait(timeout=10)
+        signals = {"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}
+        if ending in signals:
+            assert engine_pid in engine_processes(proc.pid)
+            proc.send_signal(signals[ending])
+        code = proc.wait(timeout=30)
+        assert code == {"exit": 0, "error": 1, "sigint": -2, "sigterm": -15, "sigkill": -9}[ending]
         assert wait_gone([engine_pid], timeout=10) == []
     finally:
         proc.kill()
+
+
+def test_local_gguf_paths_share_the_managed_server():
+    """``local/<path.gguf>`` is served the same way; one file and setting is one server."""
+    from argus.lm import LocalServerLM, embedded_gguf_path
+
+    by_name = build_lm(LMSpec(model="local/smollm2"))
+    by_path = build_lm(LMSpec(model=f"local/{embedded_gguf_path()}"))
+    assert isinstance(by_name, LocalServerLM) and isinstance(by_path, LocalServerLM)
+    assert by_name.server is by_path.server and by_path.ledger_model == f"local/{embedded_gguf_path()}"
+    assert by_name.structured_output == "json_object_schema" and by_name.grammar_limits["events"] == 4
+    other = build_lm(LMSpec(model="local/smollm2", n_ctx=2048))
+    assert other.server is not by_name.server
 
 
 def test_the_test_run_survives_a_dead_engine(tmp_path):

@@ -1,8 +1,9 @@
 """Integration with the real embedded model (SmolLM2-135M GGUF through llama-cpp-python).
 
 - A Stage 1 call through litellm's OpenAI-compatible path to a real ``llama_cpp.server`` on
-  127.0.0.1 — the path users take with vLLM / llama.cpp / Ollama servers.
-- The whole pipeline, in process, on one dev complaint.
+  127.0.0.1 that the test starts itself — the path users take with vLLM / llama.cpp / Ollama servers.
+- The whole pipeline on one dev complaint with ``local/smollm2``, whose managed server
+  (``argus.engine``) is started on first use and reached through that same path.
 
 The model is tiny: these tests check that everything runs, parses, validates and is metered,
 not that the graph is good.
