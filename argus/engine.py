@@ -121,6 +121,11 @@ class ManagedServer:
         """Calls currently waiting on this server."""
         return self._in_flight
 
+    @property
+    def log_path(self) -> Path | None:
+        """The server's log (a temporary file, removed when the server is stopped)."""
+        return self._log
+
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
@@ -185,7 +190,7 @@ class ManagedServer:
             cmd = [
                 sys.executable, "-m", "argus.engine_server", "--model", self.model_path, "--alias", self.alias,
                 "--port", str(self._port), "--n-ctx", str(self.n_ctx), "--n-threads", str(self.n_threads or 0),
-                "--parent-pid", str(os.getpid()),
+                "--parent-pid", str(os.getpid()), "--log-dir", str(self._log.parent),
             ]
             with open(self._log, "a", encoding="utf-8") as fh:
                 fh.write(f"--- start {self.starts + 1}: {' '.join(cmd)}\n")

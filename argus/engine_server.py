@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import os
 import queue
+import shutil
 import threading
 import time
 from concurrent.futures import Future
@@ -44,10 +45,12 @@ def _serve_jobs() -> None:
             future.set_exception(exc)
 
 
-def _exit_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
+def _exit_with_parent(parent_pid: int, log_dir: str | None, every_s: float = 0.5) -> None:
     def watch() -> None:
         while True:
             if os.getppid() != parent_pid:
+                if log_dir:  # the parent had no chance to remove it
+                    shutil.rmtree(log_dir, ignore_errors=True)
                 os._exit(0)
             time.sleep(every_s)
 
@@ -62,9 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--n-threads", type=int, default=0, help="0: every core")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process is gone")
+    parser.add_argument("--log-dir", default=None, help="removed on exit after the parent is gone")
     args = parser.parse_args(argv)
     if args.parent_pid:
-        _exit_with_parent(args.parent_pid)
+        _exit_with_parent(args.parent_pid, args.log_dir)
 
     import llama_cpp.server.app as server_app
     import uvicorn

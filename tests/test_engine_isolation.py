@@ -167,7 +167,7 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
         from argus.lm import build_lm
         lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
         lm("Say hi")
-        print(lm.server.pid, flush=True)
+        print(lm.server.pid, lm.server.log_path.parent, flush=True)
         if {ending!r} == "exit":
             sys.exit(0)
         if {ending!r} == "error":
@@ -177,14 +177,20 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, cwd=PROJECT)
     try:
-        engine_pid = int(proc.stdout.readline())
+        pid_text, log_text = proc.stdout.readline().split()
+        engine_pid, log_dir = int(pid_text), Path(log_text)
         signals = {"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}
         if ending in signals:
             assert engine_pid in engine_processes(proc.pid)
             proc.send_signal(signals[ending])
+        assert log_dir.is_dir()
         code = proc.wait(timeout=30)
         assert code == {"exit": 0, "error": 1, "sigint": -2, "sigterm": -15, "sigkill": -9}[ending]
         assert wait_gone([engine_pid], timeout=10) == []
+        deadline = time.monotonic() + 5
+        while log_dir.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not log_dir.exists(), "the engine's log folder was left behind"
     finally:
         proc.kill()
 
