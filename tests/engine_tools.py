@@ -67,7 +67,9 @@ class EngineKiller(threading.Thread):
                 return
             pid = self.server.pid
             if pid is not None and self.server.in_flight > 0 and pid not in self.killed and self.armed():
-                time.sleep(0.05)  # let the request reach the engine
+                time.sleep(0.05)  # let the request reach the engine (a cache hit is over by then)
+                if self.server.in_flight == 0 or self.server.pid != pid:
+                    continue
                 try:
                     os.kill(pid, self.sig)
                     self.killed.append(pid)

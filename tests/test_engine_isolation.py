@@ -172,7 +172,10 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
             sys.exit(0)
         if {ending!r} == "error":
             raise RuntimeError("a bug after the call")
-        time.sleep(600)
+        # short sleeps, as a working program: the kernel may hand the signal to another thread,
+        # and then only the main thread's next check sees it
+        for _ in range(6000):
+            time.sleep(0.1)
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, cwd=PROJECT)
@@ -184,8 +187,9 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
             assert engine_pid in engine_processes(proc.pid)
             proc.send_signal(signals[ending])
         assert log_dir.is_dir()
-        code = proc.wait(timeout=30)
-        assert code == {"exit": 0, "error": 1, "sigint": -2, "sigterm": -15, "sigkill": -9}[ending]
+        code = proc.wait(timeout=60)
+        # an uncaught KeyboardInterrupt ends with SIGINT, or with status 1 where a library changed the handler
+        assert code in {"exit": (0,), "error": (1,), "sigint": (-2, 1), "sigterm": (-15,), "sigkill": (-9,)}[ending]
         assert wait_gone([engine_pid], timeout=10) == []
         deadline = time.monotonic() + 5
         while log_dir.exists() and time.monotonic() < deadline:
