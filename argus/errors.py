@@ -1,4 +1,4 @@
-"""Project exception families.
+"""Project exception families, and the one way a command reports them.
 
 Every failure a user can act on raises one of these with a message that says what to do.
 Batch drivers catch ``ArgusError`` per document, record it and go on.
@@ -27,3 +27,20 @@ class ProgramOutputError(ArgusError):
 
 class SourceError(ArgusError):
     """A remote source (CourtListener) refused or failed a request."""
+
+
+def fails_cleanly(command):
+    """Wrap a typer command: a project error becomes one line on stderr and exit status 2, not a traceback."""
+    import functools
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        import typer
+
+        try:
+            return command(*args, **kwargs)
+        except ArgusError as exc:
+            typer.secho(f"error: {exc}", fg="red", err=True)
+            raise typer.Exit(2) from None
+
+    return run

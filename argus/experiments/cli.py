@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 import typer
 
-from argus.errors import ArgusError
+from argus.errors import fails_cleanly
 
 app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs")
 
@@ -23,21 +22,8 @@ def _mount() -> None:
             continue
         command = getattr(mod, "command", None)
         if command is not None:
-            app.command(name)(_reporting_errors(command))
+            app.command(name)(fails_cleanly(command))
 
-
-def _reporting_errors(command):
-    """Every experiment reports a project error as one line and exits 2 (no traceback)."""
-
-    @functools.wraps(command)
-    def run(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except ArgusError as exc:
-            typer.secho(f"error: {exc}", fg="red", err=True)
-            raise typer.Exit(2) from exc
-
-    return run
 
 
 _mount()

@@ -6,12 +6,13 @@ Heavy imports (lxml, networkx, pandas, sentence-transformers) happen inside the 
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
+
+from argus.errors import fails_cleanly
 
 app = typer.Typer(
     add_completion=False,
@@ -38,22 +39,6 @@ def _console():
     from rich.console import Console
 
     return Console()
-
-
-def _fails_cleanly(fn):
-    """Turn project errors into a one-line message and exit status 2 instead of a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from argus.errors import ArgusError
-
-        try:
-            return fn(*args, **kwargs)
-        except ArgusError as exc:
-            _console().print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
-
-    return wrapper
 
 
 def _split_codes(codes: Optional[str]) -> Optional[list[str]]:
@@ -117,7 +102,7 @@ def _print_df(df, title: str | None = None, max_rows: int | None = None) -> None
 
 
 @app.command()
-@_fails_cleanly
+@fails_cleanly
 def build(
     codes: Optional[str] = CodesOpt,
     corpus: Optional[Path] = CorpusOpt,
@@ -157,7 +142,7 @@ def build(
 
 
 @app.command()
-@_fails_cleanly
+@fails_cleanly
 def stats(
     codes: Optional[str] = CodesOpt,
     graph: Optional[Path] = GraphOpt,
@@ -187,7 +172,7 @@ def stats(
 
 
 @app.command()
-@_fails_cleanly
+@fails_cleanly
 def retrieve(
     query: str = typer.Argument(..., help="Case facts or any German text; '-' reads standard input."),
     level: str = typer.Option(
@@ -251,7 +236,7 @@ def retrieve(
 
 
 @app.command("eval")
-@_fails_cleanly
+@fails_cleanly
 def evaluate_cmd(
     granularities: str = typer.Option(
         "code,section,absatz,satz,nummer,buchstabe,naive100", "--granularities", help="Chunking levels to compare."
@@ -315,7 +300,7 @@ def evaluate_cmd(
 
 
 @app.command()
-@_fails_cleanly
+@fails_cleanly
 def cite(
     text: str = typer.Argument(
         ..., help="Court-style text with citations, e.g. '§ 823 Abs. 1 BGB i.V.m. Art. 2 Abs. 1 GG'; '-' reads stdin."
@@ -355,7 +340,7 @@ def cite(
 
 
 @app.command()
-@_fails_cleanly
+@fails_cleanly
 def show(
     citation: str = typer.Argument(..., help="A citation such as '§ 622 Abs. 2 BGB' or 'Art. 3 Abs. 1 GG'."),
     codes: Optional[str] = CodesOpt,
