@@ -234,17 +234,34 @@ def train_facts(
     out: Path = typer.Option(Path("fact_classifier.json"), "--out", "-o",
                              help="Head JSON file (or a folder with --finetune)"),
     encoder: str = typer.Option("embedded", "--encoder", help="sentence-transformers / HF model name, or 'embedded'"),
-    splits: str = typer.Option("train", "--splits", help="comma-separated splits of us_complaints to train on"),
-    eval_split: str = typer.Option("dev", "--eval-split", help="split to report figures on ('' to skip)"),
+    splits: str = typer.Option("train,dev", "--splits", help="comma-separated splits of us_complaints to train on"),
+    features: str = typer.Option("context", "--features",
+                                 help="context (sentence, neighbours, section, cues; calibrated) or sentence (the sentence alone)"),
+    report: bool = typer.Option(False, "--report",
+                                help="leave-one-complaint-out figures, calibration (ECE, reliability PNG) and the tau curve"),
+    fallback_report: list[str] = typer.Option([], "--fallback-report",
+                                              help="MODEL (or 'oracle'): measure that fallback against the classifier and set its tau; repeatable"),
+    eval_split: str = typer.Option("", "--eval-split", help="with --features sentence: split to report figures on"),
     finetune: bool = typer.Option(False, "--finetune", help="fine-tune the encoder end to end instead of a head"),
     epochs: int = typer.Option(3, "--epochs"),
     limit: int = typer.Option(0, "--limit", help="use only the first N training sentences (smoke runs)"),
 ):
-    """Train the Fact/Non-Fact sentence classifier on the annotated complaints."""
+    """Train the Fact/Non-Fact sentence classifier on the annotated complaints.
+
+    The default (context features) is measured by leave-one-complaint-out cross-validation with every
+    choice made inside the folds; the head that is written is trained on all the given complaints.
+    --fallback-report records, per fallback model, the tau at which it beats the classifier (or that
+    it never does, so the gate leaves it out)."""
     from argus.errors import ArgusError
-    from argus.facts import fact_metrics, gold_examples, train_finetuned, train_head
 
     try:
+        if features == "context" and not finetune:
+            _train_context_facts(out, encoder, splits.split(","), report, fallback_report)
+            return
+        if features != "sentence" and not finetune:
+            raise typer.BadParameter("--features must be context or sentence")
+        from argus.facts import fact_metrics, gold_examples, train_finetuned, train_head
+
         texts, labels, groups = gold_examples(splits.split(","))
         if limit:
             texts, labels, groups = texts[:limit], labels[:limit], groups[:limit]
@@ -268,6 +285,77 @@ def train_facts(
     typer.echo(f"trained on {len(texts)} sentences in {secs:.1f}s → {out}")
     if figures:
         typer.echo(f"{eval_split}: " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+def _fallback_fn(model: str, docs):
+    """The fact-fallback program on ``model`` (metered nowhere: a measurement), or the gold oracle."""
+    if model == "oracle":
+        gold = {t: int(y) for d in docs for t, y in zip(d.texts, d.labels)}
+        return lambda batch: {sid for sid, text in batch if gold.get(text)}
+    import dspy
+
+    from argus.config import ArgusConfig
+    from argus.lm import SchemaJSONAdapter, build_lm
+    from programs import ArgusPrograms
+
+    lm = build_lm(ArgusConfig.load(None, {"lm.default.model": model}).lm.for_stage("fact_fallback"))
+    programs = ArgusPrograms(max_retries=1)
+
+    def ask(batch):
+        with dspy.context(lm=lm, adapter=SchemaJSONAdapter()):
+            res = programs.fact_fallback(sentences=batch)
+        return None if res.outputs is None else set(res.outputs["fact_ids"])
+
+    return ask
+
+
+def _train_context_facts(out: Path, encoder: str, splits: list[str], report: bool, fallback_models: list[str]) -> None:
+    from rich.console import Console
+
+    from argus.fact_eval import cross_validate, fallback_report, labeled_documents, reliability_plot, tau_curve, train_context_head
+
+    console = Console(width=200)
+    t0 = time.perf_counter()
+    docs = labeled_documents(splits, encoder)
+    encode_s = time.perf_counter() - t0
+    cv = None
+    if report or fallback_models:
+        cv = cross_validate(docs, encoder=encoder)
+    t1 = time.perf_counter()
+    head = train_context_head(docs, encoder=encoder)
+    train_s = time.perf_counter() - t1
+    head.meta.update({"trained_on": [f"us_complaints/{s}" for s in splits], "train_seconds": round(train_s, 1)})
+    if cv is not None:
+        head.meta["cross_validation"] = {
+            "scheme": f"leave-one-complaint-out over {len(docs)} complaints; C and calibration chosen inside each fold",
+            "pooled": {k: round(v, 4) for k, v in cv.pooled.items()},
+            "mean_fact_f1": round(cv.mean_f1, 4), "ci95": [round(v, 4) for v in cv.ci95],
+            "ece": round(cv.ece, 4), "ece_uncalibrated": round(cv.ece_uncalibrated, 4),
+        }
+    if report and cv is not None:
+        console.print(f"[bold]Leave-one-complaint-out[/bold] ({len(docs)} complaints, {sum(len(d.labels) for d in docs)} sentences; "
+                      f"features and encoding {encode_s:.0f} s, folds {cv.seconds:.0f} s)")
+        typer.echo(cv.per_document.to_markdown(index=False, floatfmt=".3f"))
+        console.print(f"pooled Fact P {cv.pooled['precision']:.3f} R {cv.pooled['recall']:.3f} F1 {cv.pooled['f1']:.3f}; "
+                      f"mean Fact F1 over complaints {cv.mean_f1:.3f} (95% CI {cv.ci95[0]:.3f}–{cv.ci95[1]:.3f}); "
+                      f"ECE {cv.ece:.4f} calibrated, {cv.ece_uncalibrated:.4f} before")
+        png = reliability_plot(docs, cv.probs, out.with_suffix(".reliability.png"), ece=cv.ece)
+        console.print(f"reliability plot: {png}")
+        console.print("[bold]τ curve[/bold] (FACTS-narrative sentences; oracle = a fallback that is always right)")
+        typer.echo(tau_curve(docs, cv.probs).to_markdown(index=False, floatfmt=".4f"))
+    fallback = dict(head.meta.get("fallback", {}))
+    for model in fallback_models:
+        res = fallback_report(docs, cv.probs, _fallback_fn(model, docs))
+        fallback[model] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in res.items() if k != "curve"}
+        console.print(f"[bold]fallback report: {model}[/bold] — asked about {res['asked']} uncertain narrative sentences; "
+                      + (f"best at τ = {res['tau']}: narrative Fact F1 {res['f1_best_fallback']:.4f} vs {res['f1_classifier']:.4f} alone"
+                         if res["tau"] is not None else
+                         f"never beats the classifier alone (narrative Fact F1 {res['f1_classifier']:.4f}): the gate will not call it"))
+        typer.echo(res["curve"].to_markdown(index=False, floatfmt=".4f"))
+    if fallback:
+        head.meta["fallback"] = fallback
+    head.save(out)
+    console.print(f"trained on {len(docs)} complaints in {train_s:.1f} s → {out}")
 
 
 @app.command()

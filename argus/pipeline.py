@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from argus.errors import ArgusError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, Totals, ledger_context
-from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm
+from argus.lm import EMBEDDED_MODEL, MeteredLM, SchemaJSONAdapter, build_lm
 from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
 from argus.preprocess import preprocess
 from argus.schema import (
@@ -131,8 +132,36 @@ class ArgusPipeline:
     def preprocess(self, raw: RawDocument) -> Document:
         return preprocess(raw, segmenter=self.config.segmenter)
 
+    def fact_routing(self) -> tuple[str, float, str]:
+        """(mode, τ, why) the gate runs with: ``facts.fallback: measured`` keeps the LLM out where the
+        classifier's fallback report (``argus train-facts --fallback-report MODEL``) found it no
+        better, or where the model is the embedded one and was never measured."""
+        cfg = self.config.facts
+        if cfg.mode != "hybrid" or cfg.fallback == "always":
+            return cfg.mode, cfg.tau, ""
+        model = self.config.lm.for_stage("fact_fallback").model
+        measured = (getattr(self.classifier, "meta", None) or {}).get("fallback", {}).get(model)
+        if measured is not None:
+            if measured.get("tau") is None:
+                return "classifier", cfg.tau, (
+                    f"fact gate: the fallback model {model} was measured no better than the classifier on the sentences "
+                    f"it would see (narrative Fact F1 {measured.get('f1_best_fallback', float('nan')):.3f} at best vs "
+                    f"{measured.get('f1_classifier', float('nan')):.3f}); the classifier decides alone "
+                    "(facts.fallback: always sends them anyway)")
+            return "hybrid", float(measured["tau"]), ""
+        if model == EMBEDDED_MODEL:
+            return "classifier", cfg.tau, (
+                f"fact gate: the fallback model is the embedded {model}, which is not measured to beat the classifier; "
+                "the classifier decides alone (measure a model with 'argus train-facts --fallback-report MODEL', "
+                "or set facts.fallback: always)")
+        return "hybrid", cfg.tau, ""
+
     def gate_facts(self, doc: Document, run: DocumentRun | None = None) -> tuple[Document, FactGateReport]:
         cfg = self.config.facts
+        mode, tau, why = self.fact_routing()
+        if why and why not in _SAID:  # once per process, not once per document
+            _SAID.add(why)
+            logging.getLogger("argus").warning(why)
 
         def fallback(batch: list[tuple[str, str]]):
             try:
@@ -147,8 +176,8 @@ class ArgusPipeline:
             allowed = {sid for sid, _ in batch}
             return {i for i in res.outputs["fact_ids"] if i in allowed}
 
-        return gate_facts(doc, self.classifier, mode=cfg.mode, tau=cfg.tau,
-                          fallback=fallback if cfg.mode != "classifier" else None, batch_size=cfg.batch_size)
+        return gate_facts(doc, self.classifier, mode=mode, tau=tau,
+                          fallback=fallback if mode != "classifier" else None, batch_size=cfg.batch_size)
 
     def fact_sentences(self, doc: Document):
         narrative = set(doc.narrative_ids)
@@ -359,6 +388,7 @@ def configure_cache(cache_dir: Path) -> None:
 
 
 _CACHE_DIR: str | None = None
+_SAID: set[str] = set()
 
 
 def iter_sources(paths) -> Iterator[tuple[str, RawDocument | ArgusError]]:

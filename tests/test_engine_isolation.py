@@ -162,7 +162,9 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
     handlers run for the last two) — its engine is gone right after."""
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import signal, sys, time
+        # as in a terminal: a process started in the background by a script inherits SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from argus.config import LMSpec
         from argus.lm import build_lm
         lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
