@@ -145,8 +145,8 @@ class ArgusPipeline:
             if measured.get("tau") is None:
                 return "classifier", cfg.tau, (
                     f"fact gate: the fallback model {model} was measured no better than the classifier on the sentences "
-                    f"it would see (narrative Fact F1 {measured.get('f1_best_fallback', float('nan')):.3f} at best vs "
-                    f"{measured.get('f1_classifier', float('nan')):.3f}); the classifier decides alone "
+                    f"it would see (narrative Fact F1 {measured.get('f1_best_fallback', float('nan')):.4f} at best vs "
+                    f"{measured.get('f1_classifier', float('nan')):.4f}); the classifier decides alone "
                     "(facts.fallback: always sends them anyway)")
             return "hybrid", float(measured["tau"]), ""
         if model == EMBEDDED_MODEL:
