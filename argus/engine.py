@@ -146,14 +146,6 @@ class ManagedServer:
                 self._start()
             return f"http://127.0.0.1:{self._port}/v1"
 
-    def restart(self) -> str:
-        with self._lock:
-            if self._proc is not None:
-                self.last_exit = describe_exit(self._proc.poll()) if not self.alive() else "restarted while running"
-            self._terminate()
-            self._start()
-            return f"http://127.0.0.1:{self._port}/v1"
-
     def stop(self) -> None:
         with self._lock:
             self._terminate()
@@ -251,11 +243,6 @@ def managed_server(model_path: str | Path, n_ctx: int = 8192, n_threads: int | N
         return server
 
 
-def running_servers() -> list[ManagedServer]:
-    with _SERVERS_LOCK:
-        return [s for s in _SERVERS.values() if s.alive()]
-
-
 def stop_all() -> None:
     """Stop every managed server of this process (registered with ``atexit``)."""
     with _SERVERS_LOCK:
@@ -275,6 +262,5 @@ __all__ = [
     "describe_exit",
     "engine_crashes",
     "managed_server",
-    "running_servers",
     "stop_all",
 ]

@@ -133,17 +133,18 @@ def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded"
     )
 
 
+def calibration_bins(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[tuple[float, float, int]]:
+    """(mean probability, observed frequency, count) of every non-empty equal-width bin."""
+    p, y = np.asarray(p, float), np.asarray(y, float)
+    idx = np.clip(np.digitize(p, np.linspace(0.0, 1.0, bins + 1)[1:-1]), 0, bins - 1)
+    return [(float(p[idx == b].mean()), float(y[idx == b].mean()), int((idx == b).sum()))
+            for b in range(bins) if (idx == b).any()]
+
+
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     """ECE over ``bins`` equal-width probability bins (weighted mean |confidence − frequency|)."""
-    p, y = np.asarray(p, float), np.asarray(y, float)
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    idx = np.clip(np.digitize(p, edges[1:-1], right=False), 0, bins - 1)
-    total = 0.0
-    for b in range(bins):
-        m = idx == b
-        if m.any():
-            total += m.mean() * abs(p[m].mean() - y[m].mean())
-    return float(total)
+    n = len(p)
+    return float(sum(k / n * abs(conf - freq) for conf, freq, k in calibration_bins(p, y, bins)))
 
 
 @dataclass
@@ -270,15 +271,7 @@ def reliability_plot(docs: list[LabeledDocument], probs: dict[str, np.ndarray], 
 
     y = np.concatenate([d.labels for d in docs])
     p = np.concatenate([probs[d.doc_id] for d in docs])
-    edges = np.linspace(0, 1, bins + 1)
-    idx = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
-    xs, ys, ns = [], [], []
-    for b in range(bins):
-        m = idx == b
-        if m.any():
-            xs.append(p[m].mean())
-            ys.append(y[m].mean())
-            ns.append(int(m.sum()))
+    xs, ys, ns = zip(*calibration_bins(p, y, bins))
     fig, ax = plt.subplots(figsize=(4.5, 4.5), dpi=120)
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
     ax.plot(xs, ys, marker="o", label="fact gate (out of fold)")

@@ -53,8 +53,22 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def _head_weights(data: dict) -> np.ndarray:
+    w = np.asarray(data["weights"], dtype="float32")
+    if w.shape[0] != data["dim"]:
+        raise ConfigError("fact-head file is corrupt: weight count does not match 'dim'")
+    return w
+
+
+class _JsonHead:
+    """A head stored as one JSON file (``to_json``), written atomically."""
+
+    def save(self, path: str | Path) -> Path:
+        return write_json_atomic(Path(path), self.to_json())
+
+
 @dataclass
-class HeadFactClassifier:
+class HeadFactClassifier(_JsonHead):
     """Logistic head on frozen, L2-normalized sentence embeddings."""
 
     encoder: str
@@ -90,13 +104,8 @@ class HeadFactClassifier:
     def from_json(cls, data: dict) -> "HeadFactClassifier":
         if data.get("format") != "argus-fact-head/1":
             raise ConfigError("not an argus fact-head file (format 'argus-fact-head/1' expected)")
-        w = np.asarray(data["weights"], dtype="float32")
-        if w.shape[0] != data["dim"]:
-            raise ConfigError("fact-head file is corrupt: weight count does not match 'dim'")
+        w = _head_weights(data)
         return cls(encoder=data["encoder"], weights=w, bias=float(data["bias"]), meta=data.get("meta", {}))
-
-    def save(self, path: str | Path) -> Path:
-        return write_json_atomic(Path(path), self.to_json())
 
 
 #: Cues of a legal conclusion or characterization rather than an event (a lawyer's first filter).
@@ -131,7 +140,7 @@ def fact_features(texts: list[str], kinds: list[str], encoder: str = "embedded",
 
 
 @dataclass
-class ContextHeadFactClassifier:
+class ContextHeadFactClassifier(_JsonHead):
     """Calibrated logistic head on sentence, neighbour and section features (``fact_features``).
 
     ``calibration`` = (a, b): p = sigmoid(a · z + b) on the head's decision value z (Platt
@@ -188,15 +197,10 @@ class ContextHeadFactClassifier:
     def from_json(cls, data: dict) -> "ContextHeadFactClassifier":
         if data.get("format") != "argus-fact-head/2" or data.get("features") != CONTEXT_FEATURES:
             raise ConfigError(f"not an argus context fact head (format 'argus-fact-head/2', features {CONTEXT_FEATURES})")
-        w = np.asarray(data["weights"], dtype="float32")
-        if w.shape[0] != data["dim"]:
-            raise ConfigError("fact-head file is corrupt: weight count does not match 'dim'")
+        w = _head_weights(data)
         a, b = data.get("calibration", (1.0, 0.0))
         return cls(encoder=data["encoder"], weights=w, bias=float(data["bias"]), calibration=(float(a), float(b)),
                    meta=data.get("meta", {}))
-
-    def save(self, path: str | Path) -> Path:
-        return write_json_atomic(Path(path), self.to_json())
 
 
 class FinetunedFactClassifier:

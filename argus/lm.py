@@ -363,15 +363,18 @@ class LocalServerLM(MeteredLM):
     def server(self) -> ManagedServer:
         return managed_server(*self._server_key)
 
-    def _died(self, server: ManagedServer, pid: int | None) -> bool:
-        return server.pid != pid or not server.alive()
-
-    def _crash(self, server: ManagedServer, exc: Exception) -> EngineCrashError:
-        return EngineCrashError(
-            f"the local engine for {self.ledger_model} died during a call, was restarted, and died again "
-            f"on the retry ({server.last_exit or 'exit unknown'}; last error: {type(exc).__name__}: {str(exc)[:200]}). "
-            f"Its log ends:\n{server.log_tail(800)}"
-        )
+    def _after_failure(self, server: ManagedServer, pid: int | None, exc: Exception, last: bool) -> None:
+        """A call failed: re-raise ``exc`` unless the engine died under it; else make sure a new
+        engine runs (another call may have started one) and, on the retry, give up."""
+        if server.pid == pid and server.alive():
+            raise exc
+        server.url()  # records how the old one ended, starts a new one
+        if last:
+            raise EngineCrashError(
+                f"the local engine for {self.ledger_model} died during a call, was restarted, and died again "
+                f"on the retry ({server.last_exit or 'exit unknown'}; last error: {type(exc).__name__}: "
+                f"{str(exc)[:200]}). Its log ends:\n{server.log_tail(800)}"
+            ) from exc
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
         server = self.server
@@ -382,11 +385,7 @@ class LocalServerLM(MeteredLM):
                 with server.calling():
                     return super().__call__(prompt, messages=messages, api_base=url, **kwargs)
             except Exception as exc:
-                if not self._died(server, pid):
-                    raise
-                server.url()  # records how it ended, starts a new one (unless another call did)
-                if attempt == 2:
-                    raise self._crash(server, exc) from exc
+                self._after_failure(server, pid, exc, last=attempt == 2)
 
     async def acall(self, prompt=None, *, messages=None, **kwargs):
         import asyncio
@@ -399,11 +398,7 @@ class LocalServerLM(MeteredLM):
                 with server.calling():
                     return await super().acall(prompt, messages=messages, api_base=url, **kwargs)
             except Exception as exc:
-                if not self._died(server, pid):
-                    raise
-                await asyncio.to_thread(server.url)
-                if attempt == 2:
-                    raise self._crash(server, exc) from exc
+                await asyncio.to_thread(self._after_failure, server, pid, exc, attempt == 2)
 
 
 def _limits(spec, embedded: bool = False) -> dict[str, int] | None:
