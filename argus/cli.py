@@ -82,6 +82,7 @@ def extract(
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="With --frontier: min validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="With --frontier: knee | max_quality | min_cost"),
+    member_id: Optional[str] = typer.Option(None, "--member", help="With --frontier: a member id (instead of the selection flags)"),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
     from argus.batch import run_batch
@@ -97,11 +98,12 @@ def extract(
             from optimizers.deploy import member_pipeline
 
             pipeline, member = member_pipeline(frontier, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
-                                               config_path=config, overrides=overrides)
+                                               member=member_id, config_path=config, overrides=overrides)
             cfg = pipeline.config
-            q, c = member.objectives.get("quality", float("nan")), member.objectives.get("cost_usd", float("nan"))
-            typer.echo(f"frontier member {member.member_id}: validation quality {q:.3f}, ${c:.6f} per document, "
-                       f"settings {member.settings}", err=True)
+            o = member.objectives
+            typer.echo(f"frontier member {member.member_id}: validation quality {o.get('quality', float('nan')):.3f}, "
+                       f"{o.get('tokens', float('nan')):,.0f} tokens and ${o.get('cost_usd', float('nan')):.6f} per document "
+                       f"(models {member.settings.get('models')})", err=True)
         else:
             cfg = ArgusConfig.load(config, overrides)
         report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,

@@ -2,6 +2,8 @@
 
 Everything the project writes (EKGs, GraphML, tables, graphs, cache shards, fetched complaints)
 goes through ``atomic_open``: a temporary file beside the target, fsync, then ``os.replace``.
+Append-only logs (the cost ledger) are the exception: ``append_jsonl_line`` appends each line with
+one ``os.write``, and ``read_jsonl`` skips a line torn by a killed writer.
 """
 
 from __future__ import annotations
@@ -55,3 +57,74 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
 
 def write_json_atomic(path: str | Path, data, *, indent: int | None = 1) -> Path:
     return write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+
+
+# ----------------------------------------------------------------------------- append-only JSONL
+#
+# Logs that grow line by line (the cost ledger, campaign records) cannot be rewritten atomically
+# on every entry. Instead each line is appended with a single ``os.write`` to a descriptor opened
+# with ``O_APPEND``, so concurrent appenders (threads or processes) never interleave within a
+# line, and readers skip a torn line (a process killed mid-write, a full disk) instead of failing.
+
+
+def append_jsonl_line(path: str | Path, line: str) -> None:
+    """Append one line (``line`` without its newline) to ``path`` as a single ``os.write``.
+
+    The file is created if missing. If it ends without a newline (a torn last line), a newline is
+    written first, so the torn line stays alone on its line and this one parses.
+    """
+    if "\n" in line:
+        raise ValueError("a JSONL line cannot contain a newline")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        data = (b"\n" if torn else b"") + line.encode("utf-8") + b"\n"
+        while data:  # a regular file takes it whole; a short write (full disk) is finished or raises
+            written = os.write(fd, data)
+            data = data[written:]
+    finally:
+        os.close(fd)
+
+
+def iter_jsonl_lines(path: str | Path) -> Iterator[str]:
+    """The non-blank lines of a JSONL file, decoded one by one (a torn multi-byte character spoils
+    only its own line: it comes back with a replacement character and will not parse)."""
+    for raw in Path(path).read_bytes().split(b"\n"):
+        if raw.strip():
+            yield raw.decode("utf-8", errors="replace")
+
+
+def warn_skipped_lines(path: str | Path, skipped: int) -> None:
+    """One warning (logger ``argus``) for the unreadable lines of a JSONL file, if any."""
+    if skipped:
+        import logging
+
+        logging.getLogger("argus").warning(
+            "%s: skipped %d unreadable line%s (torn by an interrupted write?); kept the rest",
+            path, skipped, "" if skipped == 1 else "s",
+        )
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The JSON objects of a JSONL file, one per line, in order.
+
+    Lines that are not a JSON object (a torn last line of a killed writer, say) are skipped, with
+    one warning naming the file and the number of skipped lines. A missing file raises
+    ``FileNotFoundError``.
+    """
+    out: list[dict] = []
+    skipped = 0
+    for line in iter_jsonl_lines(path):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            out.append(obj)
+        else:
+            skipped += 1
+    warn_skipped_lines(path, skipped)
+    return out

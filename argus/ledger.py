@@ -5,6 +5,10 @@ and program of the innermost ``ledger_context``. Who reads: the pipeline summary
 (entries and totals), the metrics (cost per document) and the optimizers (budgets).
 
 Entries never contain prompts, keys or API bases — only counts, prices and timings.
+
+On disk a ledger is JSONL, one entry per line, appended with a single ``os.write`` per entry
+(``argus.io.append_jsonl_line``): concurrent writers never interleave within a line, and a line
+torn by a killed process is skipped (with a warning) when the file is read back.
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as _dt
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from argus.io import append_jsonl_line, iter_jsonl_lines, read_jsonl, warn_skipped_lines
 
 
 class LedgerEntry(BaseModel):
@@ -27,7 +32,9 @@ class LedgerEntry(BaseModel):
     ``cache_hit`` calls come from DSPy's cache: no tokens billed, cost 0; their ``cached_*`` fields
     hold the tokens and cost of the original call that the cached answer came from (0 when not a
     cache hit or unknown), so a method's cost per document does not depend on the cache's state.
-    ``cost_known`` is False when neither a configured price nor litellm's price table knew the model.
+    ``cost_known`` is False when the call's (list) cost is not known: neither a configured price nor
+    litellm's price table knew the model, a live response reported no usage, or a cache hit's
+    original usage was not kept (see ``argus.lm.configure_usage_store``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -88,8 +95,8 @@ class Totals(BaseModel):
 class CostLedger:
     """Append-only list of ``LedgerEntry`` with totals; thread-safe.
 
-    With ``path`` set, each entry is also appended to a JSONL file as it happens, so a killed run
-    keeps its spend record.
+    With ``path`` set, each entry is also appended to a JSONL file as it happens (one ``os.write``
+    per line, safe with other appenders), so a killed run keeps its spend record.
     """
 
     entries: list[LedgerEntry] = field(default_factory=list)
@@ -100,9 +107,7 @@ class CostLedger:
         with self._lock:
             self.entries.append(entry)
             if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.path, "a", encoding="utf-8") as fh:
-                    fh.write(entry.model_dump_json() + "\n")
+                append_jsonl_line(self.path, entry.model_dump_json())
 
     def extend(self, entries: list[LedgerEntry]) -> None:
         for e in entries:
@@ -139,10 +144,16 @@ class CostLedger:
 
     @classmethod
     def from_jsonl(cls, path: str | Path) -> "CostLedger":
+        """Read a ledger written with ``path=``; lines that are not a ``LedgerEntry`` (a line torn
+        by a killed process) are skipped with one warning naming the file and how many."""
         entries = []
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                entries.append(LedgerEntry(**json.loads(line)))
+        skipped = 0
+        for line in iter_jsonl_lines(path):
+            try:
+                entries.append(LedgerEntry.model_validate_json(line))
+            except ValidationError:
+                skipped += 1
+        warn_skipped_lines(path, skipped)
         return cls(entries)
 
 
@@ -219,3 +230,15 @@ def record_lm_call(
     )
     ctx.ledger.add(entry)
     return entry
+
+
+__all__ = [
+    "CallContext",
+    "CostLedger",
+    "LedgerEntry",
+    "Totals",
+    "current_call_context",
+    "ledger_context",
+    "read_jsonl",
+    "record_lm_call",
+]

@@ -3,6 +3,13 @@
 One ``LMSpec`` per stage (see ``argus.config``) becomes one ``MeteredLM`` — a ``dspy.LM`` whose
 every call lands in the cost ledger of the current document (``argus.ledger``).
 
+Cache hits: a call counts as served from DSPy's cache when DSPy reported no usage for it to the
+usage tracker (``dspy.settings.usage_tracker``; DSPy reports usage exactly for calls that were not
+cache hits). It is booked at 0 USD, with the tokens and list price of the original call in
+``LedgerEntry.cached_*``: DSPy's cache clears usage on a hit, so each live call's usage is kept in
+a store of our own (``USAGE_STORE``) under a hash of the request, in memory and, once
+``configure_usage_store`` names a directory, in a ``diskcache`` beside DSPy's cache for later runs.
+
 Model strings:
 
 - ``local/smollm2`` — the embedded default: SmolLM2-135M-Instruct (GGUF inside the PyPI package
@@ -37,6 +44,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
 import pydantic  # noqa: E402
+from dspy.utils.usage_tracker import UsageTracker  # noqa: E402
 
 from argus.engine import EngineCrashError, ManagedServer, managed_server
 from argus.errors import ConfigError
@@ -200,55 +208,187 @@ class SchemaJSONAdapter(dspy.JSONAdapter):
 # ----------------------------------------------------------------------------- metered LM
 
 
-_CACHED_USAGE = "_argus_cached_usage"
+# Cache hits are told apart by DSPy's public usage-tracker signal: DSPy reports a call's usage to
+# ``dspy.settings.usage_tracker`` exactly when the answer did not come from its cache. Each metered
+# call runs under a ``_CallUsage`` tracker of its own, which also forwards to any tracker the caller
+# set (``dspy.track_usage()``), so user-level usage tracking keeps working.
 
 
-def _keep_cached_usage() -> None:
-    """Let cache hits carry the usage of the original call (DSPy clears it on every hit).
+class _CallUsage(UsageTracker):
+    """The usage tracker of one metered call: notes whether DSPy reported usage (i.e. the call was
+    not a cache hit) and what it was, and forwards every report to the caller's tracker."""
 
-    For litellm (provider) responses, DSPy's ``Cache._prepare_cached_response`` copies the stored
-    response and empties its ``usage``; the wrapper keeps a copy under a private attribute so the ledger can record what a
-    cached call originally cost (``LedgerEntry.cached_*``). Billed tokens stay 0.
+    def __init__(self, owner: "MeteredLM", outer: UsageTracker | None):
+        super().__init__()
+        self.owner = owner
+        self.outer = outer
+        self.reported = False
+        self.usage: dict = {}
+        self.entry: dict | None = None  # the DSPy history entry of the call, if history is on
+
+    def add_usage(self, lm: str, usage_entry: dict) -> None:
+        self.reported = True
+        flat = self._flatten_usage_entry(dict(usage_entry or {}))
+        self.usage = self._merge_usage_entries(self.usage, flat)
+        super().add_usage(lm, usage_entry)
+        if self.outer is not None:
+            self.outer.add_usage(lm, usage_entry)
+
+
+# ----------------------------------------------------------------------------- usage of cached answers
+
+
+def _jsonable(value):
+    """``json.dumps`` fallback for the usage key: deterministic across processes where possible."""
+    import dataclasses
+    import enum
+    import hashlib
+
+    if isinstance(value, type) and issubclass(value, pydantic.BaseModel):
+        return {"__schema__": value.model_json_schema()}
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (bytes, bytearray)):
+        return {"__sha256__": hashlib.sha256(value).hexdigest()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, tuple):
+        return list(value)
+    return repr(value)
+
+
+def usage_key(model: str, prompt, messages, kwargs: dict) -> str:
+    """The key under which a request's original usage is kept: sha256 of canonical JSON of the model,
+    the prompt/messages and the request options, leaving out what DSPy's cache key also ignores
+    (``api_*`` settings, ``base_url``, the ``cache`` switch, an unset ``rollout_id``)."""
+    import hashlib
+    import json
+
+    options = {k: v for k, v in kwargs.items() if not k.startswith("api_") and k not in ("base_url", "cache")}
+    if options.get("rollout_id") is None:
+        options.pop("rollout_id", None)
+    text = json.dumps({"model": model, "prompt": prompt, "messages": messages, "kwargs": options},
+                      sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class UsageStore:
+    """What each cached request originally cost: ``{prompt_tokens, completion_tokens, provider_cost}``
+    by ``usage_key``. DSPy's cache keeps the answer but clears its usage on a hit; this store keeps
+    the usage, so a cache hit can be booked at list price (``LedgerEntry.cached_*``).
+
+    Always an in-memory dict (bounded); with ``configure(directory)`` also a ``diskcache.Cache``
+    there, shared by processes and safe under concurrent writers, so a later run still knows what
+    the answers in a persistent DSPy cache cost. Store errors never fail a call (the ledger then
+    marks the cost unknown).
     """
-    from dspy.clients.cache import Cache
 
-    original = Cache._prepare_cached_response
-    if getattr(original, "_argus_wrapped", False):
-        return
+    MAX_MEMORY = 200_000
 
-    def prepare(self, response):
-        usage = getattr(response, "usage", None)
-        kept = dict(usage) if usage else {}
-        out = original(self, response)
-        if kept:
+    def __init__(self):
+        self._memory: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        self._disk = None
+        self._disk_pid: int | None = None
+        self._directory: Path | None = None
+
+    @property
+    def directory(self) -> Path | None:
+        return self._directory
+
+    def configure(self, directory: str | Path | None) -> None:
+        """Keep usage also under ``directory`` (``None``: in memory only)."""
+        directory = Path(directory).expanduser().resolve() if directory is not None else None
+        with self._lock:
+            if directory == self._directory:
+                return
+            old, self._disk, self._directory = self._disk, None, None
+            if old is not None and self._disk_pid == os.getpid():
+                old.close()
+            if directory is not None:
+                self._open(directory)
+
+    def _open(self, directory: Path) -> None:
+        import diskcache
+
+        directory.mkdir(parents=True, exist_ok=True)
+        self._disk = diskcache.Cache(str(directory))
+        self._disk_pid = os.getpid()
+        self._directory = directory
+
+    def _disk_store(self):
+        """The disk store of this process (a forked child opens its own connection); under the lock."""
+        if self._disk is not None and self._disk_pid != os.getpid():
+            self._open(self._directory)
+        return self._disk
+
+    def _remember(self, key: str, usage: dict) -> None:
+        if key not in self._memory and len(self._memory) >= self.MAX_MEMORY:
+            self._memory.pop(next(iter(self._memory)))  # the oldest
+        self._memory[key] = dict(usage)
+
+    def put(self, key: str, usage: dict) -> None:
+        with self._lock:
+            self._remember(key, usage)
+            disk = self._disk_store()
+        if disk is not None:
             try:
-                object.__setattr__(out, _CACHED_USAGE, kept)
-            except Exception:  # an exotic response type: the ledger then records 0
-                pass
-        return out
+                disk.set(key, dict(usage))
+            except Exception as exc:  # a full or read-only disk: the in-memory copy still serves
+                _warn_store(exc)
 
-    prepare._argus_wrapped = True
-    Cache._prepare_cached_response = prepare
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            found = self._memory.get(key)
+            disk = self._disk_store() if found is None else None
+        if found is not None:
+            return dict(found)
+        if disk is None:
+            return None
+        try:
+            found = disk.get(key)
+        except Exception as exc:
+            _warn_store(exc)
+            return None
+        if not isinstance(found, dict):
+            return None
+        with self._lock:
+            self._remember(key, found)
+        return dict(found)
+
+    def clear_memory(self) -> None:
+        """Forget the in-memory copies (the disk store, if any, is kept)."""
+        with self._lock:
+            self._memory.clear()
 
 
+def _warn_store(exc: Exception) -> None:
+    import logging
 
-def _cached_usage(response) -> dict:
-    """The original usage behind a cached response: engine responses (``dspy.lm15.Response``) keep
-    their ``Usage``; provider responses carry the copy made by ``_keep_cached_usage``."""
-    if response is None:
-        return {}
-    usage = getattr(response, "usage", None)
-    if usage is not None and hasattr(usage, "input_tokens"):
-        return {"prompt_tokens": usage.input_tokens or 0, "completion_tokens": usage.output_tokens or 0}
-    if isinstance(response, dict) and _CACHED_USAGE in response:
-        return dict(response[_CACHED_USAGE] or {})
-    try:
-        return dict(getattr(response, _CACHED_USAGE, None) or {})
-    except Exception:
-        return {}
+    logging.getLogger("argus").warning("usage store: %s: %s", type(exc).__name__, exc)
 
 
-_keep_cached_usage()
+#: the process-wide store of cached requests' usage (see ``configure_usage_store``)
+USAGE_STORE = UsageStore()
+
+
+def configure_usage_store(directory: str | Path | None) -> None:
+    """Keep the usage of cached requests under ``directory`` too (a ``diskcache.Cache``), so cache
+    hits in later processes are booked at list price; ``None`` keeps it in memory only.
+
+    ``argus.pipeline.configure_cache`` calls it with ``<cache_dir>/usage`` beside DSPy's cache.
+    """
+    USAGE_STORE.configure(directory)
+
+
+def _tokens(usage: dict) -> tuple[int, int]:
+    prompt_tokens = int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
+    completion_tokens = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+    return prompt_tokens, completion_tokens
 
 
 class MeteredLM(dspy.LM):
@@ -257,6 +397,12 @@ class MeteredLM(dspy.LM):
     Prices: ``price_per_mtok=(input, output)`` USD per million tokens overrides litellm's price
     table (use it for local or self-hosted models); without it litellm's table is used, and a
     model litellm does not know costs 0 with ``cost_known=False`` in the ledger.
+
+    A call is a cache hit when DSPy reported no usage for it to the usage tracker (DSPy reports a
+    call's usage exactly when it was not served from its cache). A live response without usage is
+    booked with 0 tokens and ``cost_known=False``. A cache hit costs 0 and carries the original
+    call's tokens and list price (``cached_*``) from ``USAGE_STORE``; when the store does not know
+    the request, ``cost_known=False``. Each call that returns writes exactly one ledger entry.
     """
 
     def __init__(
@@ -274,33 +420,62 @@ class MeteredLM(dspy.LM):
         self.grammar_limits = grammar_limits
         #: the model name the ledger records (``local/…`` models are called under another name)
         self.ledger_model = model
-        self._call_started = threading.local()
 
     def __call__(self, prompt=None, *, messages=None, **kwargs):
-        self._call_started.t0 = time.perf_counter()
-        return super().__call__(prompt, messages=messages, **kwargs)
+        t0 = time.perf_counter()
+        recorder = _CallUsage(self, dspy.settings.usage_tracker)
+        with dspy.context(usage_tracker=recorder):
+            outputs = super().__call__(prompt, messages=messages, **kwargs)
+        self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
+        return outputs
 
     async def acall(self, prompt=None, *, messages=None, **kwargs):
-        self._call_started.t0 = time.perf_counter()
-        return await super().acall(prompt, messages=messages, **kwargs)
+        t0 = time.perf_counter()
+        recorder = _CallUsage(self, dspy.settings.usage_tracker)
+        with dspy.context(usage_tracker=recorder):
+            outputs = await super().acall(prompt, messages=messages, **kwargs)
+        self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
+        return outputs
 
     def update_history(self, entry):
         super().update_history(entry)
-        t0 = getattr(self._call_started, "t0", None)
-        latency = time.perf_counter() - t0 if t0 is not None else 0.0
-        usage = entry.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
-        cache_hit = not usage
-        cost, known = self._cost(entry, prompt_tokens, completion_tokens, cache_hit)
-        cached = {}
-        if cache_hit:
-            original = _cached_usage(entry.get("response"))
-            cp = int(original.get("prompt_tokens") or original.get("input_tokens") or 0)
-            cc = int(original.get("completion_tokens") or original.get("output_tokens") or 0)
-            if cp or cc:
-                list_cost, known = self._cost({}, cp, cc, False)
+        recorder = dspy.settings.usage_tracker
+        if isinstance(recorder, _CallUsage) and recorder.owner is self:
+            recorder.entry = entry  # for the provider's own cost (``entry["cost"]``)
+
+    def _book(self, recorder: _CallUsage, latency: float, prompt, messages, kwargs: dict) -> None:
+        """Write the ledger entry of one finished call (and keep its usage if it may be cached)."""
+        cache_hit = not recorder.reported
+        use_cache = bool(kwargs.get("cache", self.cache))
+        key = None
+        if use_cache or cache_hit:
+            try:
+                key = usage_key(self.model, prompt, messages, {**self.kwargs, **kwargs})
+            except Exception as exc:  # an option that cannot be keyed: the cost of a later hit is unknown
+                _warn_store(exc)
+        provider_cost = (recorder.entry or {}).get("cost")
+        cached: dict = {}
+        if not cache_hit:
+            usage = recorder.usage
+            prompt_tokens, completion_tokens = _tokens(usage)
+            if prompt_tokens or completion_tokens:
+                cost, known = self._cost({"cost": provider_cost}, prompt_tokens, completion_tokens, False)
+                if use_cache and key is not None:
+                    USAGE_STORE.put(key, {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                          "provider_cost": provider_cost})
+            else:  # a live answer without usage (or with zero counts): what it cost is not known
+                prompt_tokens = completion_tokens = 0
+                cost, known = 0.0, False
+        else:
+            prompt_tokens = completion_tokens = 0
+            cost = 0.0
+            original = USAGE_STORE.get(key) if key is not None else None
+            if original:
+                cp, cc = _tokens(original)
+                list_cost, known = self._cost({"cost": original.get("provider_cost")}, cp, cc, False)
                 cached = dict(cached_prompt_tokens=cp, cached_completion_tokens=cc, cached_cost_usd=list_cost)
+            else:
+                known = False
         record_lm_call(
             **cached,
             model=self.ledger_model,
@@ -466,7 +641,10 @@ __all__ = [
     "LocalServerLM",
     "MeteredLM",
     "SchemaJSONAdapter",
+    "USAGE_STORE",
+    "UsageStore",
     "build_lm",
+    "configure_usage_store",
     "current_call_context",
     "embedded_gguf_path",
     "signature_output_schema",

@@ -17,6 +17,7 @@ document, stage and program, so the ledger attributes each call.
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as _dt
 import json
 import logging
@@ -35,7 +36,7 @@ from argus.errors import ArgusError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, Totals, ledger_context
-from argus.lm import EMBEDDED_MODEL, MeteredLM, SchemaJSONAdapter, build_lm
+from argus.lm import EMBEDDED_MODEL, MeteredLM, SchemaJSONAdapter, build_lm, configure_usage_store
 from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
 from argus.preprocess import preprocess
 from argus.schema import (
@@ -77,16 +78,49 @@ class DocumentRun:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - t0
 
 
-class ArgusPipeline:
-    """Runs the staged pipeline (and the one-shot baseline) with one configuration."""
+class ArgusPipeline(dspy.Module):
+    """The staged pipeline (and the one-shot baseline) with one configuration, as one ``dspy.Module``.
 
-    def __init__(self, config: ArgusConfig | None = None, programs: ArgusPrograms | None = None, classifier=None):
+    ``forward(document) → DocumentEKG`` runs every stage; ``forward(document, chunk) → MiniGraph``
+    runs Stage 1 and Stage 2 on one chunk of a preprocessed document (what an optimizer's cheap
+    chunk-level minibatches call). Its named predictors are the programs' (``programs.stage1.
+    extract.predict``, ``programs.chunker.plan.predict``, …), so the instructions an optimizer
+    evolves are the ones deployment runs. ``deepcopy`` copies the programs and shares the rest
+    (configuration, models, fact classifier).
+
+    ``lm_builder`` (``LMSpec → dspy.LM``, default ``argus.lm.build_lm``) builds each stage's model.
+    """
+
+    def __init__(self, config: ArgusConfig | None = None, programs: ArgusPrograms | None = None, classifier=None,
+                 lm_builder=None):
+        super().__init__()
         self.config = config or ArgusConfig()
         self.programs = programs or ArgusPrograms(max_retries=self.config.extraction.max_retries)
         self._classifier = classifier
         self._lms: dict[str, MeteredLM] = {}
+        self._lm_builder = lm_builder or build_lm
         self.adapter = SchemaJSONAdapter()
         configure_cache(self.config.cache_dir)
+
+    def forward(self, document, chunk: Chunk | None = None):
+        if chunk is not None:
+            if not isinstance(document, Document):
+                raise TypeError("forward(document, chunk) needs a preprocessed Document")
+            return self.extract_chunk(document, chunk)
+        return self.extract(document)
+
+    def deepcopy(self) -> "ArgusPipeline":
+        new = copy.copy(self)
+        new.__dict__ = dict(self.__dict__)
+        new.programs = self.programs.deepcopy()
+        new.callbacks = list(getattr(self, "callbacks", []))
+        new.history = []
+        return new
+
+    def reset_copy(self) -> "ArgusPipeline":
+        new = self.deepcopy()
+        new.programs = self.programs.reset_copy()
+        return new
 
     # ------------------------------------------------------------------ plumbing
 
@@ -98,7 +132,7 @@ class ArgusPipeline:
 
     def lm(self, stage: str) -> MeteredLM:
         if stage not in self._lms:
-            self._lms[stage] = build_lm(self.config.lm.for_stage(stage))
+            self._lms[stage] = self._lm_builder(self.config.lm.for_stage(stage))
         return self._lms[stage]
 
     @contextlib.contextmanager
@@ -116,7 +150,7 @@ class ArgusPipeline:
 
     # ------------------------------------------------------------------ stages
 
-    def load(self, source: RawDocument | str | Path) -> RawDocument:
+    def read(self, source: RawDocument | str | Path) -> RawDocument:
         if isinstance(source, RawDocument):
             raw = source
         else:
@@ -274,7 +308,7 @@ class ArgusPipeline:
 
         LM calls are also appended to ``ledger`` (when given) even if the document fails midway.
         """
-        raw = self.load(source)
+        raw = self.read(source)
         run = DocumentRun(raw.doc_id, CostLedger())
         try:
             with run.timed("preprocess"):
@@ -302,7 +336,7 @@ class ArgusPipeline:
 
     def extract_oneshot(self, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
         """The one-shot baseline: the whole sentence-labeled FACTS text in one call."""
-        raw = self.load(source)
+        raw = self.read(source)
         run = DocumentRun(raw.doc_id, CostLedger())
         try:
             with run.timed("preprocess"):
@@ -384,6 +418,8 @@ def configure_cache(cache_dir: Path) -> None:
     if _CACHE_DIR == target:
         return
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
+    # the original usage of cached answers (their list price), beside DSPy's cache
+    configure_usage_store(Path(target).parent / "usage")
     _CACHE_DIR = target
 
 

@@ -45,6 +45,8 @@ def prediction_outputs(pred: Any) -> dict:
     """The output fields of a prediction: a ``dspy.Prediction``, a dict, or an ``Attempted``."""
     if pred is None:
         return {}
+    if hasattr(pred, "graph") and hasattr(pred, "chunk_id"):  # argus.schema.MiniGraph (the pipeline's chunk output)
+        return {k: list(getattr(pred.graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")}
     if hasattr(pred, "outputs") and hasattr(pred, "attempts"):  # programs.common.Attempted
         return dict(pred.outputs or {})
     if isinstance(pred, dict):
@@ -69,6 +71,9 @@ class GraphMetric:
     ``score = Σ wᵢ·componentᵢ / Σ wᵢ`` over ``structural`` (always), ``judge`` (when a
     ``metrics.judge.Judge`` is given and the example has ``sentences``) and ``gold`` (relaxed event
     F1 averaged with temporal-edge F1, when the example has ``gold_graph`` and its weight is > 0).
+
+    Evaluations are memoized per (example, prediction): GEPA asks for the score, then for the
+    feedback of each predictor on the same prediction, and the judge runs once for all of them.
     """
 
     def __init__(
@@ -83,9 +88,36 @@ class GraphMetric:
         self.structural_weights = structural_weights
         self.coverage_target = coverage_target
         self.judge = judge
+        self._memo: dict[str, MetricResult] = {}
+        self.evaluations = 0  #: evaluations actually computed (memo misses)
+
+    def _memo_key(self, gold: Any, outputs: dict) -> str | None:
+        import hashlib
+        import json
+
+        example_id = _get(gold, "example_id")
+        if example_id is None:
+            return None
+        try:
+            body = json.dumps(_as_plain(outputs), sort_keys=True, default=str)
+        except (TypeError, ValueError):
+            return None
+        return f"{example_id}:{hashlib.sha256(body.encode()).hexdigest()}"
 
     def evaluate(self, gold: Any, pred: Any) -> MetricResult:
         outputs = prediction_outputs(pred)
+        key = self._memo_key(gold, outputs)
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        result = self._evaluate(gold, outputs)
+        self.evaluations += 1
+        if key is not None:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            self._memo[key] = result
+        return result
+
+    def _evaluate(self, gold: Any, outputs: dict) -> MetricResult:
         stage1 = _get(gold, "stage1")
         if "events" not in outputs and stage1:
             outputs = {**{k: stage1.get(k, []) for k in ("entities", "events")}, **outputs}
@@ -205,7 +237,7 @@ def resolver_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
 
 def qa_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
     """GEPA metric for the QA program: token F1 of the answer against ``gold_answer``."""
-    from argus.experiments.stats import token_f1
+    from argus.answers import token_f1
 
     answer = str(prediction_outputs(pred).get("answer") or "")
     reference = str(_get(gold, "gold_answer", ""))

@@ -123,6 +123,20 @@ def _combine(answers: list[str]) -> str:
     return answers[0] if len(set(answers)) == 1 else "tie"
 
 
+JUDGE_CRITERION_STAGES: dict[str, tuple[str, ...]] = {
+    "factual_accuracy": ("stage1",),
+    "completeness": ("stage1",),
+    "relevance": ("stage1",),
+    "faithfulness": ("stage1",),
+    "coherence": ("stage2",),
+    "overall": ("stage1", "stage2"),
+}
+"""Which program a judge's criticism reaches as optimizer feedback: what is extracted and how it
+is grounded (accuracy, completeness, relevance, faithfulness) is Stage 1's; how events hang
+together (coherence: order, causes) is Stage 2's edges; the overall verdict goes to both. A
+judge that gave no usable answer is the judge's own defect and reaches no program."""
+
+
 def judge_result(outputs: dict | None, errors: list[str] | None = None, judge: str = "judge") -> MetricResult:
     """Turn a ``JudgeGraph`` output into a ``MetricResult`` (score 0 with the error when it failed)."""
     if not outputs:
@@ -150,7 +164,8 @@ def judge_result(outputs: dict | None, errors: list[str] | None = None, judge: s
         raw[c] = int(score)
         components[c] = (int(score) - 1) / 4
         if int(score) < 4:
-            defects.append(Defect(c, "judge", f"{c} {score}/5: {rationale or 'no rationale'}"))
+            for stage in JUDGE_CRITERION_STAGES.get(c, ("judge",)):
+                defects.append(Defect(c, stage, f"{c} {score}/5: {rationale or 'no rationale'}"))
         elif rationale:
             notes.append(f"{c} {score}/5: {rationale}")
     score = sum(components.values()) / len(components)

@@ -61,7 +61,12 @@ class Cost:
 
 def document_cost(ekg, stages: tuple[str, ...] | None = None) -> Cost:
     """Cost of a ``DocumentEKG`` from its embedded ledger; ``stages`` restricts to those stages."""
-    entries = [e for e in ekg.ledger.entries if stages is None or e.stage in stages]
+    return cost_of([e for e in ekg.ledger.entries if stages is None or e.stage in stages])
+
+
+def cost_of(entries) -> Cost:
+    """Cost of a list of ledger entries (list price: cache hits count what the original call cost)."""
+    entries = list(entries)
     return Cost(
         usd=sum(e.list_cost_usd for e in entries),
         tokens=sum(e.list_tokens for e in entries),
@@ -73,3 +78,50 @@ def document_cost(ekg, stages: tuple[str, ...] | None = None) -> Cost:
         billed_tokens=sum(e.prompt_tokens + e.completion_tokens for e in entries),
         cache_hits=sum(e.cache_hit for e in entries),
     )
+
+
+class DocumentQuality:
+    """Quality of one document's EKG, as a campaign weights it: ``Σ wᵢ·componentᵢ / Σ wᵢ`` over
+
+    - ``structural`` — ``metrics.structural.structural_for_ekg`` (evidence in the narrative,
+      coverage of its fact sentences, edge consistency, …);
+    - ``gold`` — agreement with the annotated graph: the mean of relaxed event F1 and temporal-edge
+      F1 after aligning the EKG's sentences to the gold ones (``metrics.gold``);
+    - ``judge`` — the absolute LLM judge over the narrative's fact sentences, when a
+      ``metrics.judge.Judge`` is given and its weight is > 0.
+
+    The judge's calls land in the ledger of the caller's ``ledger_context`` (an optimizer books them
+    as its own spend), never in the EKG's.
+    """
+
+    def __init__(self, weights: dict[str, float], *, structural_weights: dict[str, float] | None = None,
+                 coverage_target: float = 0.7, judge=None):
+        self.weights = dict(weights)
+        self.structural_weights = structural_weights
+        self.coverage_target = coverage_target
+        self.judge = judge
+
+    def evaluate(self, ekg, gold=None) -> MetricResult:
+        from metrics.structural import structural_for_ekg
+
+        structural = structural_for_ekg(ekg, weights=self.structural_weights, coverage_target=self.coverage_target)
+        parts = {"structural": structural.score}
+        defects, notes = list(structural.defects), list(structural.notes)
+        if gold is not None and self.weights.get("gold", 0) > 0:
+            from metrics.gold import gold_component, to_gold_space
+
+            g = gold_component(to_gold_space(ekg, gold), gold)
+            parts["gold"] = g.score
+            defects += g.defects
+            notes += g.notes
+        elif self.weights.get("gold", 0) > 0:
+            notes.append("no gold annotation: quality without the gold component")
+        if self.judge is not None and self.weights.get("judge", 0) > 0:
+            from metrics.judge import judge_sentences
+
+            j = self.judge.score(ekg.graph, judge_sentences(ekg), doc_id=ekg.doc_id)
+            parts["judge"] = j.score
+            defects += j.defects
+            notes += j.notes
+        return MetricResult("quality", weighted_mean(parts, self.weights), parts, defects, notes,
+                            details={"weights": self.weights})

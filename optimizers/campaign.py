@@ -1,149 +1,60 @@
-"""Optimization campaigns: GEPA over the extraction programs inside an Optuna search over settings,
-a true quality–cost Pareto frontier, compiled pickle-free artifacts.
+"""Optimization campaigns: GEPA evolves the pipeline's programs inside an Optuna search over settings;
+every candidate is scored and priced by deployment runs; the quality–cost frontier of what
+``argus extract --frontier`` runs.
 
-A campaign (``campaigns/<name>.yaml``, :class:`CampaignConfig`) names the programs whose
-instructions GEPA evolves (Stage 1 and Stage 2, jointly, on chunk examples), the data splits, the
-metric weights, the candidate space and the budgets. It runs as:
+A campaign (``campaigns/<name>.yaml``, :class:`optimizers.config.CampaignConfig`) runs as:
 
-1. **Outer search** — Optuna, two objectives (maximize quality, minimize cost per document), over
-   the discrete settings (task model per stage, reflection and judge model, temperature, retries,
-   FrameNet hints). Each trial is one setting.
-2. **Inner search** — ``dspy.GEPA`` evolves the instructions of Stage 1 and Stage 2 for that
-   setting against ``metrics.gepa.GraphMetric`` (structural + judge + gold, with per-predictor
-   feedback), keeping every candidate it accepts with its parent; the fact fallback, the chunker,
-   the resolver and document QA, when listed, evolve on their own examples and metrics and their best
-   candidate (and its cost per document) joins every member of the trial.
-3. **Frontier** — every GEPA candidate of every trial is evaluated on the validation split with a
-   metered LM (quality; USD and tokens per document from the one campaign ledger). The frontier is
-   the non-dominated set over (quality, cost) under ``max_cost_per_doc``; each member is re-scored
-   on the held-out test split with bootstrap intervals, members that win only on validation are
-   flagged, and the hypervolume is recorded after each trial.
-4. **Artifacts** — ``compiled/<campaign>/<member>/programs.json`` (the DSPy JSON state of
-   ``programs.ArgusPrograms`` with the evolved instructions) and ``manifest.json`` (objectives,
-   per-split scores, lineage, settings, hashes, versions); ``frontier.json`` beside them.
+1. **Outer search** — Optuna (NSGA-II, two objectives) over the discrete settings (task model per
+   stage, reflection and judge model, temperature, retries, FrameNet hints). Each trial is one
+   setting, seeded by its position, so a resumed campaign draws what an uninterrupted one would.
+2. **Inner search** — the auxiliary programs listed (fact fallback, chunker, resolver, QA) evolve
+   first on their own gold-derived examples and metrics; their best instructions join the trial's
+   pipeline. Then ``dspy.GEPA`` evolves Stage 1 and Stage 2 *inside* ``argus.pipeline.ArgusPipeline``
+   (the student is the pipeline; its minibatches are gold chunk windows run through
+   ``forward(document, chunk)``, the pipeline's own Stage 1 → repair → Stage 2 → repair code)
+   against ``metrics.gepa.GraphMetric`` with per-predictor feedback.
+3. **Deployment runs** — every GEPA candidate is built by ``optimizers.deploy.pipeline_for`` (what
+   deployment builds) and run on the whole validation documents: quality per document from
+   ``metrics.quality.DocumentQuality`` (structural + gold + judge as weighted), cost per document
+   from the run's own ledger at list price (USD, or tokens when every model is free). Metric, judge,
+   reflection and GEPA calls are optimization spend, booked apart (``RUN/spend.json``,
+   ``frontier.json: optimization_spend``), never in a member's cost.
+4. **Frontier** — ``optimizers.frontier.build_frontier_file`` over every candidate, with the cost
+   unit and hypervolume reference fixed once per campaign (``RUN/objectives.json``); members are
+   deployed on the test documents too; artifacts as in ``optimizers.frontier``.
 
-Lifecycle: an estimate is printed first; a rich progress bar runs; a stop file (``RUN/STOP``) or
-Ctrl-C ends the campaign cleanly after writing the frontier so far; a killed campaign resumes from
-its run directory: Optuna's journal keeps finished trials, GEPA's run directory its state, and
-every candidate evaluation is a JSON record keyed by the hash of its settings and instructions, so
-nothing finished is evaluated again. All models' calls (task, reflection, judge) go to
-``RUN/ledger.jsonl``.
+Lifecycle: an estimate is printed first; a progress bar runs; ``RUN/status.json`` names the trial
+and phase; a stop file (``RUN/STOP``), Ctrl-C, the wall clock or the USD budget end the campaign
+cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume, and no test
+deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
+one JSON record per finished evaluation, GEPA's finished candidate lists) to the frontier an
+uninterrupted run gives. All calls go to ``RUN/ledger.jsonl``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import shutil
 import signal
-import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 import dspy
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from argus.config import LMSpec
 from argus.engine import EngineCrashError, engine_crashes
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
+from optimizers.config import AUX_PROGRAMS, CampaignConfig
+from optimizers.evaluation import CandidateEval, deployment_run, evaluate_examples
+from optimizers.proposer import TextInstructionProposer
 
-SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
-AUX_PROGRAMS = {"fact_fallback": 256, "chunker": 512, "resolver": 160, "qa": 300}  #: program → max_tokens of its calls
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SplitSpec(_Strict):
-    split: str = Field(description="Folder under us_complaints: train or dev")
-    docs: int | None = Field(default=None, ge=1, description="Documents to use (None: all)")
-    doc_offset: int = Field(default=0, ge=0, description="Documents to skip first")
-    chunks_per_doc: int | None = Field(default=None, ge=1)
-
-
-class DataSpec(_Strict):
-    root: str | None = Field(default=None, description="us_complaints folder (default: the shared data)")
-    train: SplitSpec = Field(default_factory=lambda: SplitSpec(split="train", docs=2, chunks_per_doc=3))
-    val: SplitSpec = Field(default_factory=lambda: SplitSpec(split="dev", docs=2, chunks_per_doc=2))
-    test: SplitSpec = Field(default_factory=lambda: SplitSpec(split="dev", docs=2, doc_offset=2, chunks_per_doc=2))
-    max_sentences: int = Field(default=6, ge=2)
-    overlap: int = Field(default=2, ge=0)
-
-
-class MetricSpec(_Strict):
-    weights: dict[str, float] = Field(default_factory=lambda: {"structural": 0.5, "judge": 0.0, "gold": 0.5})
-    structural_weights: dict[str, float] | None = None
-    coverage_target: float = Field(default=0.7, gt=0, le=1)
-
-
-class SpaceSpec(_Strict):
-    task_model: list[str] = Field(default_factory=lambda: ["local/smollm2"], description="Stage 1 (and Stage 2 unless stage2_model)")
-    stage2_model: list[str] | None = Field(default=None, description="Stage 2's own model list (None: the Stage 1 model)")
-    reflection_model: list[str] | None = Field(default=None, description="Reflection models to search (None: models.reflection)")
-    judge_model: list[str] | None = Field(default=None, description="Judge models to search (None: models.judge)")
-    temperature: list[float] = Field(default_factory=lambda: [0.0])
-    max_retries: list[int] = Field(default_factory=lambda: [0])
-    framenet_hints: list[bool] = Field(default_factory=lambda: [False])
-
-
-class ModelsSpec(_Strict):
-    reflection: str | dict = "local/smollm2"
-    judge: str | dict | None = None
-    defaults: dict = Field(default_factory=dict, description="LMSpec fields applied to every model (api_base, n_ctx, …)")
-
-
-class BudgetSpec(_Strict):
-    trials: int = Field(default=2, ge=1)
-    max_metric_calls: int = Field(default=12, ge=1, description="GEPA metric calls per trial")
-    max_usd: float | None = Field(default=None, ge=0, description="Summed over ALL models (task, judge, reflection)")
-    wall_clock_s: float | None = Field(default=None, gt=0)
-    max_cost_per_doc: float | None = Field(default=None, ge=0, description="Frontier constraint (USD per document)")
-    seconds_per_call: float = Field(default=12.0, gt=0, description="For the estimate only")
-
-
-class CampaignConfig(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
-        default_factory=lambda: ["stage1", "stage2"],
-        description="Stage 1 / Stage 2 evolve jointly on chunk examples (the frontier's quality); "
-        "fact_fallback, chunker, resolver and qa each evolve on their own examples and metric, their best candidate "
-        "joins every member of the trial and their cost per document is added to the member's",
-    )
-    data: DataSpec = Field(default_factory=DataSpec)
-    metric: MetricSpec = Field(default_factory=MetricSpec)
-    space: SpaceSpec = Field(default_factory=SpaceSpec)
-    models: ModelsSpec = Field(default_factory=ModelsSpec)
-    budget: BudgetSpec = Field(default_factory=BudgetSpec)
-    reflection_minibatch_size: int = Field(default=2, ge=1)
-    seed: int = 0
-
-    @classmethod
-    def load(cls, path: str | Path) -> "CampaignConfig":
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"campaign file {p} does not exist")
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"campaign file {p} is not valid YAML: {exc}") from exc
-        try:
-            return cls(**data)
-        except ValidationError as exc:
-            raise ConfigError(f"campaign file {p}: {exc}") from exc
-
-    def lm_spec(self, model: str | dict, **overrides) -> LMSpec:
-        data = dict(self.models.defaults)
-        data.update({"model": model} if isinstance(model, str) else dict(model))
-        data.update(overrides)
-        try:
-            return LMSpec(**data)
-        except ValidationError as exc:
-            raise ConfigError(f"campaign {self.name}: model {model!r}: {exc}") from exc
+EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict"}
 
 
 def _hash(obj: Any, n: int = 12) -> str:
@@ -151,10 +62,6 @@ def _hash(obj: Any, n: int = 12) -> str:
 
 
 # ----------------------------------------------------------------------------- stopping
-
-
-class StopRequested(Exception):
-    pass
 
 
 @dataclass
@@ -175,6 +82,8 @@ class _Stop:
         return self.spent_before + sum(e.cost_usd for e in self.ledger.entries)
 
     def check(self) -> str:
+        if self.reason:
+            return self.reason
         if self.interrupted:
             self.reason = "interrupted (Ctrl-C)"
         elif engine_crashes() > self.crashes_before:
@@ -193,119 +102,73 @@ class _Stop:
         return bool(self.check())
 
 
-# ----------------------------------------------------------------------------- reflection
+class _Evolvable:
+    """GEPA component selector: round robin over the components the campaign evolves (the pipeline's
+    other predictors keep their instructions)."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+        self._next: dict[int, int] = {}
+
+    def __call__(self, state, trajectories, subsample_scores, candidate_idx: int, candidate: dict[str, str]) -> list[str]:
+        names = [n for n in self.names if n in candidate]
+        k = self._next.get(candidate_idx, 0)
+        self._next[candidate_idx] = k + 1
+        return [names[k % len(names)]]
 
 
-class TextInstructionProposer:
-    """GEPA's reflection prompt (current instruction + examples with feedback), answered as plain
-    text with the new instruction in a ``` block — GEPA's own protocol.
+# ----------------------------------------------------------------------------- spend
 
-    DSPy's default proposer asks for JSON; under a JSON grammar a small local model samples a long
-    free string very slowly (minutes per token budget on 2 cores), and plain text is what GEPA's
-    reflection prompt was written for. An empty or unusable answer proposes nothing for that
-    component (GEPA then moves on).
+
+class SpendBook:
+    """Optimization spend per trial and phase, from the campaign ledger.
+
+    A phase records the span of ledger lines it wrote (``RUN/phases.json``); calls of a phase that was
+    killed stay in the ledger and show as ``interrupted``. Within a phase, a call is ``metric`` when
+    it is a judge call, ``reflection`` when GEPA's proposer made it, else the phase's own kind
+    (``gepa`` task calls on chunk minibatches, ``aux:<program>``, ``val`` / ``test`` deployment runs).
     """
 
-    def __init__(self, lm, max_chars: int = 4000, max_feedback_chars: int = 6000):
-        self.lm = lm
-        self.max_chars = max_chars
-        self.max_feedback_chars = max_feedback_chars
+    def __init__(self, run_dir: Path, ledger: CostLedger, lines_before: int):
+        self.path = run_dir / "phases.json"
+        self.ledger = ledger
+        self.lines_before = lines_before
+        self.phases: list[dict] = json.loads(self.path.read_text()) if self.path.exists() else []
 
-    def _records(self, records) -> list[dict]:
-        out = []
-        for r in records:
-            r = dict(r)
-            for k, v in list(r.items()):
-                text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)
-                if len(text) > self.max_feedback_chars:
-                    r[k] = text[: self.max_feedback_chars] + " …"
-            out.append(r)
-        return out
+    def position(self) -> int:
+        return self.lines_before + len(self.ledger.entries)
 
-    def __call__(self, candidate: dict[str, str], reflective_dataset, components_to_update: list[str]) -> dict[str, str]:
-        from gepa.strategies.instruction_proposal import InstructionProposalSignature as Proposal
+    def record(self, trial: int, phase: str, start: int) -> None:
+        end = self.position()
+        if end > start:
+            self.phases.append({"trial": trial, "phase": phase, "start": start, "end": end})
+            write_json_atomic(self.path, self.phases, indent=1)
 
-        results: dict[str, str] = {}
-        for name in components_to_update:
-            if name not in candidate or name not in reflective_dataset:
-                continue
-            prompt = Proposal.prompt_renderer({
-                "current_instruction_doc": candidate[name],
-                "dataset_with_feedback": self._records(reflective_dataset[name]),
-                "prompt_template": None,
-            })
-            answer = self.lm(prompt) if isinstance(prompt, str) else self.lm(messages=prompt)
-            text = answer[0] if answer else ""
-            if isinstance(text, dict):
-                text = text.get("text") or ""
-            new = Proposal.output_extractor(str(text)).get("new_instruction", "").strip()
-            if new and new != candidate[name].strip():
-                results[name] = new[: self.max_chars]
-        return results
+    def summary(self, entries: list) -> dict:
+        def zero():
+            return {"calls": 0, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0, "list_tokens": 0, "cache_hits": 0}
 
+        def add(bucket, e):
+            bucket["calls"] += 1
+            bucket["billed_usd"] += e.cost_usd
+            bucket["billed_tokens"] += e.prompt_tokens + e.completion_tokens
+            bucket["list_usd"] += e.list_cost_usd
+            bucket["list_tokens"] += e.list_tokens
+            bucket["cache_hits"] += int(e.cache_hit)
 
-# ----------------------------------------------------------------------------- evaluation
-
-
-@dataclass
-class CandidateEval:
-    """The evaluation of one candidate (settings + instructions) on one split; stored as JSON."""
-
-    key: str
-    split: str
-    settings: dict
-    instructions: dict[str, str]
-    per_example: dict[str, float]
-    quality: float
-    cost_usd: float  # per document
-    tokens: float  # per document
-    latency_s: float
-    n_docs: int
-    stage_costs: dict[str, dict[str, float]] = field(default_factory=dict)
-    trial: int = -1
-    gepa_index: int = -1
-    parent_key: str | None = None
-    changed_programs: list[str] = field(default_factory=list)
-
-    @classmethod
-    def load(cls, path: Path) -> "CandidateEval":
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
-
-    def save(self, path: Path) -> None:
-        write_json_atomic(path, self.__dict__, indent=1)
-
-
-def evaluate_candidate(program: dspy.Module, examples: list, metric, ledger: CostLedger, *, label: str) -> dict:
-    """Quality per example and cost per document of ``program`` on ``examples`` (metered)."""
-    local = CostLedger()
-    per_example: dict[str, float] = {}
-    t0 = time.perf_counter()
-    for ex in examples:
-        with ledger_context(local, doc_id=ex.example_id, program=label):
-            try:
-                pred = program(**ex.inputs())
-            except EngineCrashError:
-                raise  # the engine, not the candidate, failed: no score, the campaign stops and resumes
-            except Exception as exc:  # one failing example scores 0, the evaluation goes on
-                pred = dspy.Prediction(entities=[], events=[], temporal_edges=[], causal_edges=[], error=str(exc))
-        with ledger_context(local, doc_id=ex.example_id, stage="judge", program="metric"):
-            per_example[ex.example_id] = float(metric(ex, pred).score)
-    ledger.extend(local.entries)
-    docs = {ex.doc_id for ex in examples} or {"-"}
-    stage_costs: dict[str, dict[str, float]] = {}
-    for e in local.entries:
-        s = stage_costs.setdefault(e.stage, {"usd": 0.0, "tokens": 0.0})
-        s["usd"] += e.list_cost_usd / len(docs)
-        s["tokens"] += e.list_tokens / len(docs)
-    return {
-        "per_example": per_example,
-        "quality": statistics.fmean(per_example.values()) if per_example else 0.0,
-        "cost_usd": sum(e.list_cost_usd for e in local.entries) / len(docs),
-        "tokens": sum(e.list_tokens for e in local.entries) / len(docs),
-        "latency_s": (time.perf_counter() - t0) / len(docs),
-        "n_docs": len(docs),
-        "stage_costs": stage_costs,
-    }
+        owner: dict[int, tuple[int, str]] = {}
+        for p in self.phases:
+            for i in range(p["start"], min(p["end"], len(entries))):
+                owner[i] = (p["trial"], p["phase"])
+        total, by_phase, by_trial = zero(), {}, {}
+        for i, e in enumerate(entries):
+            trial, phase = owner.get(i, (None, "interrupted"))
+            kind = "metric" if e.stage == "judge" else "reflection" if e.stage == "optimize" else phase
+            add(total, e)
+            add(by_phase.setdefault(kind, zero()), e)
+            if trial is not None:
+                add(by_trial.setdefault(str(trial), {}).setdefault(kind, zero()), e)
+        return {"total": total, "by_phase": by_phase, "by_trial": by_trial}
 
 
 # ----------------------------------------------------------------------------- the campaign
@@ -324,6 +187,7 @@ class CampaignResult:
     seconds: float = 0.0
     #: stopped by a failure (the local engine crashed), not by the user or a budget
     failed: bool = False
+    spend: dict = field(default_factory=dict)
 
 
 LMBuilder = Callable[[LMSpec], Any]
@@ -332,15 +196,8 @@ LMBuilder = Callable[[LMSpec], Any]
 class Campaign:
     """One campaign run; ``run()`` is resumable from ``run_dir``."""
 
-    def __init__(
-        self,
-        config: CampaignConfig,
-        run_dir: str | Path,
-        compiled_root: str | Path = "compiled",
-        *,
-        lm_builder: LMBuilder | None = None,
-        console=None,
-    ):
+    def __init__(self, config: CampaignConfig, run_dir: str | Path, compiled_root: str | Path = "compiled", *,
+                 lm_builder: LMBuilder | None = None, console=None):
         from rich.console import Console
 
         self.config = config
@@ -353,6 +210,7 @@ class Campaign:
             lm_builder = build_lm
         self.lm_builder = lm_builder
         self._lms: dict[str, Any] = {}
+        self._classifier = None
 
     # -------------------------------------------------------------- helpers
     def lm(self, spec: LMSpec):
@@ -361,85 +219,170 @@ class Campaign:
             self._lms[key] = self.lm_builder(spec)
         return self._lms[key]
 
-    def _splits(self):
-        from optimizers.examples import chunk_examples
+    def _overrides(self) -> dict:
+        """What a campaign adds under every member's settings: its model defaults (servers, context
+        size) and its cache folder. Not recorded in members (a deployment brings its own)."""
+        from optimizers.deploy import MEMBER_STAGES
+
+        o = {f"lm.stages.{stage}.{k}": v for stage in MEMBER_STAGES + ("qa",) for k, v in self.config.models.defaults.items()}
+        o["cache_dir"] = str(self.run_dir / "cache")
+        return o
+
+    def pipeline(self, settings: dict, instructions: dict[str, str] | None = None):
+        """The pipeline a candidate deploys (``optimizers.deploy.pipeline_for``)."""
+        from optimizers.deploy import pipeline_for
+
+        pipe = pipeline_for(settings, instructions=instructions, overrides=self._overrides(), lm_builder=self.lm,
+                            classifier=self._classifier)
+        if self._classifier is None:
+            self._classifier = pipe.classifier  # loaded once, shared by every candidate
+        return pipe
+
+    def _splits(self) -> dict:
+        from optimizers.examples import (
+            chunk_examples,
+            chunker_examples,
+            document_examples,
+            fact_examples,
+            qa_examples,
+            resolver_examples,
+        )
 
         d = self.config.data
         root = Path(d.root) if d.root else None
-        out = {}
-        for name in ("train", "val", "test"):
+        out: dict = {}
+        t = d.train
+        out["train"] = chunk_examples(t.split, docs=t.docs, doc_offset=t.doc_offset, ids=t.ids,
+                                      chunks_per_doc=t.chunks_per_doc, max_sentences=d.max_sentences,
+                                      overlap=d.overlap, root=root)
+        for name in ("val", "test"):
             s = getattr(d, name)
-            out[name] = chunk_examples(s.split, docs=s.docs, doc_offset=s.doc_offset, chunks_per_doc=s.chunks_per_doc,
-                                       max_sentences=d.max_sentences, overlap=d.overlap, root=root)
+            out[name] = document_examples(s.split, docs=s.docs, doc_offset=s.doc_offset, ids=s.ids, root=root)
+        for name in ("train", "val", "test"):
             if not out[name]:
+                s = getattr(d, name)
                 raise ConfigError(f"campaign {self.config.name}: the {name} split ({s.split}) has no annotated documents")
-        from optimizers.examples import chunker_examples, fact_examples, qa_examples, resolver_examples
-
+        train_docs = {ex.doc_id for ex in out["train"]}
+        overlap = train_docs & {ex.doc_id for ex in out["val"] + out["test"]}
+        if overlap:
+            self.console.print(f"[yellow]note: documents {sorted(overlap)} are in the train split and in val/test; "
+                               "their scores are not held out[/yellow]")
         for prog in self._aux_programs():
             for name in ("train", "val", "test"):
                 s = getattr(d, name)
+                kw = dict(docs=s.docs, doc_offset=s.doc_offset, ids=s.ids)
+                per = s.chunks_per_doc or 2
                 if prog == "fact_fallback":
-                    out[f"{prog}:{name}"] = fact_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
-                                                          batches_per_doc=s.chunks_per_doc, root=root)
+                    out[f"{prog}:{name}"] = fact_examples(s.split, batches_per_doc=s.chunks_per_doc, root=root, **kw)
                 elif prog == "qa":
-                    out[f"{prog}:{name}"] = qa_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
-                                                        questions_per_doc=3 * (s.chunks_per_doc or 2))
+                    out[f"{prog}:{name}"] = qa_examples(s.split, questions_per_doc=3 * per, **kw)
                 elif prog == "resolver":
-                    out[f"{prog}:{name}"] = resolver_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
-                                                              pairs_per_doc=3 * (s.chunks_per_doc or 2), root=root)
+                    out[f"{prog}:{name}"] = resolver_examples(s.split, pairs_per_doc=3 * per, root=root, **kw)
                 else:
-                    out[f"{prog}:{name}"] = chunker_examples(s.split, docs=s.docs, doc_offset=s.doc_offset,
-                                                             max_sentences=max(d.max_sentences, 3), root=root)
+                    out[f"{prog}:{name}"] = chunker_examples(s.split, max_sentences=max(d.max_sentences, 3), root=root, **kw)
         return out
 
     def _reflection_lm(self, model: str | None = None):
         # the reflection model answers in plain text (TextInstructionProposer); max_tokens bounds it
         return self.lm(self.config.lm_spec(model or self.config.models.reflection, max_tokens=900))
 
-    def _metric(self, judge_model: str | None = None):
+    def _judge(self, judge_model: str | None = None):
+        m = self.config.metric
+        if m.weights.get("judge", 0) <= 0:
+            return None
+        model = judge_model or self.config.models.judge
+        if model is None:
+            raise ConfigError("metric.weights.judge > 0 needs models.judge (or space.judge_model)")
+        from metrics.judge import Judge
+
+        return Judge(lm=self.lm(self.config.lm_spec(model, max_tokens=800)), name=_model_name(model))
+
+    def _chunk_metric(self, judge_model: str | None = None):
         from metrics.gepa import GraphMetric
 
-        judge = None
         m = self.config.metric
-        if m.weights.get("judge", 0) > 0:
-            model = judge_model or self.config.models.judge
-            if model is None:
-                raise ConfigError("metric.weights.judge > 0 needs models.judge (or space.judge_model)")
-            from metrics.judge import Judge
-
-            judge = Judge(lm=self.lm(self.config.lm_spec(model, max_tokens=800)), name=_model_name(model))
         return GraphMetric(weights=m.weights, structural_weights=m.structural_weights,
-                           coverage_target=m.coverage_target, judge=judge)
+                           coverage_target=m.coverage_target, judge=self._judge(judge_model))
 
-    def _program(self, settings: dict, instructions: dict[str, str] | None = None):
-        from optimizers.examples import ChunkGraphProgram, apply_instructions
+    def _document_quality(self, judge_model: str | None = None):
+        from metrics.quality import DocumentQuality
 
-        prog = ChunkGraphProgram(max_retries=settings["max_retries"], framenet_hints=settings["framenet_hints"])
-        spec1 = self.config.lm_spec(settings["task_model"], temperature=settings["temperature"], max_tokens=1400)
-        spec2 = self.config.lm_spec(settings.get("stage2_model") or settings["task_model"], temperature=settings["temperature"],
-                                    max_tokens=700)
-        prog.stage1.extract.predict.lm = self.lm(spec1)
-        prog.stage2.relate.predict.lm = self.lm(spec2)
-        if instructions:
-            apply_instructions(prog, instructions)
-        return prog
+        m = self.config.metric
+        return DocumentQuality(m.weights, structural_weights=m.structural_weights, coverage_target=m.coverage_target,
+                               judge=self._judge(judge_model))
 
     def _evolvable(self) -> list[str]:
-        names = {"stage1": "stage1.extract.predict", "stage2": "stage2.relate.predict"}
-        return [names[p] for p in self.config.programs if p in names]
+        return [EVOLVABLE[p] for p in self.config.programs if p in EVOLVABLE]
 
     def _aux_programs(self) -> list[str]:
         return [p for p in self.config.programs if p in AUX_PROGRAMS]
 
-    def estimate(self, n_train: int, n_val: int, n_test: int) -> dict:
+    def _status(self, **fields) -> None:
+        write_json_atomic(self.run_dir / "status.json", {**fields, "time": _now()}, indent=1)
+
+    def estimate(self, splits: dict) -> dict:
+        """LM calls a campaign will make at most, roughly: optimization (GEPA's task calls on chunk
+        minibatches, reflection, judge) and deployment runs (candidates × validation documents, frontier
+        members × test documents)."""
+        import json as _json
+
+        from argus.config import ArgusConfig
+
         b = self.config.budget
-        calls_per_example = 2 * (1 + max(self.config.space.max_retries))
-        candidates = max(2, b.max_metric_calls // max(1, n_val) + 1)
-        task_calls = b.trials * (b.max_metric_calls + candidates * n_val + 2 * n_test) * calls_per_example
-        reflection = b.trials * max(1, b.max_metric_calls // max(1, self.config.reflection_minibatch_size))
-        judge = task_calls // calls_per_example if self.config.metric.weights.get("judge", 0) > 0 else 0
-        calls = task_calls + reflection + judge
-        return {"lm_calls": calls, "minutes": round(calls * b.seconds_per_call / 60, 1)}
+        cfg = ArgusConfig.load(None, {**self._overrides(), **dict(self.config.pipeline)})
+        retries = 1 + max(self.config.space.max_retries)
+        per_doc = []
+        for doc in splits["val"] + splits["test"]:
+            gold = _json.loads(doc.gold_path.read_text(encoding="utf-8"))
+            facts = sum(1 for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p if s["fact"])
+            step = max(1, cfg.chunking.max_sentences - cfg.chunking.overlap)
+            chunks = max(1, math.ceil(max(0, facts - cfg.chunking.overlap) / step))
+            pairs = min(cfg.merge.max_pairs, chunks * cfg.merge.top_k) if cfg.merge.resolver and chunks > 1 else 0
+            per_doc.append((1 if cfg.chunking.use_llm and facts > cfg.chunking.max_sentences else 0) + 2 * chunks * retries + pairs)
+        calls_per_doc = sum(per_doc) / max(1, len(per_doc))
+        candidates = 1 + (b.max_metric_calls // max(1, 2 * self.config.reflection_minibatch_size) if self._evolvable() else 0)
+        gepa = b.max_metric_calls * 2 * retries * (1 if self._evolvable() else 0)
+        aux = len(self._aux_programs()) * b.max_metric_calls * 2
+        reflection = (1 + len(self._aux_programs())) * max(1, b.max_metric_calls // max(1, self.config.reflection_minibatch_size))
+        deploy = candidates * len(splits["val"]) * calls_per_doc + 2 * len(splits["test"]) * calls_per_doc
+        judge = (b.max_metric_calls + candidates * len(splits["val"])) if self._judge_weight() else 0
+        optimization = b.trials * (gepa + aux + reflection + judge)
+        deployment = b.trials * deploy
+        calls = optimization + deployment
+        return {"optimization_calls": int(optimization), "deployment_calls": int(deployment), "lm_calls": int(calls),
+                "calls_per_document": round(calls_per_doc, 1), "minutes": round(calls * b.seconds_per_call / 60, 1)}
+
+    def _judge_weight(self) -> float:
+        return self.config.metric.weights.get("judge", 0.0)
+
+    # -------------------------------------------------------------- objectives fixed once
+    def _objective(self) -> dict:
+        """Cost unit (``cost_usd`` when a model of the search space has a price, else ``tokens``),
+        fixed at the first run and stored in ``RUN/objectives.json`` with the hypervolume reference."""
+        path = self.run_dir / "objectives.json"
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8"))
+        models = list(self.config.space.task_model) + list(self.config.space.stage2_model or [])
+        paid = any(_model_price(self.config.lm_spec(m)) > 0 for m in models)
+        obj = {"cost_key": "cost_usd" if paid else "tokens", "reference": None,
+               "why": "a model of the search space has a price" if paid else "every model of the search space is free"}
+        write_json_atomic(path, obj, indent=1)
+        return obj
+
+    def _fix_reference(self, obj: dict, evals: list[CandidateEval]) -> dict:
+        """The hypervolume reference: quality 0 and twice the largest cost of the first finished trial
+        (``max_cost_per_doc`` when the cost is in USD and it is set). Points beyond it add nothing."""
+        if obj.get("reference") is not None:
+            return obj
+        first = [e for e in evals if e.trial == 1]
+        if not first:
+            return obj
+        key = obj["cost_key"]
+        bound = self.config.budget.max_cost_per_doc if key == "cost_usd" else None
+        top = max(getattr(e, key) for e in first)
+        obj = {**obj, "reference": {"quality": 0.0, key: float(bound if bound is not None else (2 * top if top > 0 else 1.0))}}
+        write_json_atomic(self.run_dir / "objectives.json", obj, indent=1)
+        return obj
 
     # -------------------------------------------------------------- run
     def run(self) -> CampaignResult:
@@ -459,26 +402,31 @@ class Campaign:
         write_json_atomic(self.run_dir / "campaign.json", cfg.model_dump(mode="json"), indent=1)
         configure_cache(self.run_dir / "cache")
         ledger_path = self.run_dir / "ledger.jsonl"
-        spent_before = sum(e.cost_usd for e in CostLedger.from_jsonl(ledger_path).entries) if ledger_path.exists() else 0.0
+        previous = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
         ledger = CostLedger(path=ledger_path)
-        stop = _Stop(self.run_dir / "STOP", ledger, spent_before, cfg.budget.max_usd,
+        spend = SpendBook(self.run_dir, ledger, len(previous))
+        stop = _Stop(self.run_dir / "STOP", ledger, sum(e.cost_usd for e in previous), cfg.budget.max_usd,
                      (t_start + cfg.budget.wall_clock_s) if cfg.budget.wall_clock_s else None)
         splits = self._splits()
-        est = self.estimate(len(splits["train"]), len(splits["val"]), len(splits["test"]))
+        objective = self._objective()
+        est = self.estimate(splits)
         self.console.print(
             f"[bold]campaign {cfg.name}[/bold]: {cfg.budget.trials} trial(s), GEPA ≤ {cfg.budget.max_metric_calls} metric "
-            f"calls each; train/val/test = {len(splits['train'])}/{len(splits['val'])}/{len(splits['test'])} chunk examples. "
-            f"Estimate: ≤ {est['lm_calls']} LM calls, about {est['minutes']} min at {cfg.budget.seconds_per_call:g} s/call"
+            f"calls each on {len(splits['train'])} train chunk examples; candidates deployed on "
+            f"{len(splits['val'])} validation and members on {len(splits['test'])} test document(s); cost in "
+            f"{objective['cost_key']} ({objective['why']}). Estimate: ≤ {est['optimization_calls']} optimization calls "
+            f"+ ≤ {est['deployment_calls']} deployment-run calls (~{est['calls_per_document']} per document), about "
+            f"{est['minutes']} min at {cfg.budget.seconds_per_call:g} s/call"
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
         )
-        self._metric()  # a bad metric or judge configuration fails here, before any LM call
+        self._chunk_metric()  # a bad metric or judge configuration fails here, before any LM call
         storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
-        sampler = optuna.samplers.NSGAIISampler(seed=cfg.seed)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         study = optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                    sampler=sampler, load_if_exists=True)
+                                    sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            # killed mid-trial: its GEPA state and finished evaluations are on disk; run it again
+            # killed or stopped mid-trial: closed as failed and asked again with the same settings;
+            # what it finished is on disk and is reused
             study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
             study.enqueue_trial(t.params, skip_if_exists=False)
         done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
@@ -489,7 +437,6 @@ class Campaign:
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGINT, on_sigint)
-        hv_history = self._load_hv_history()
         try:
             with dspy.context(adapter=SchemaJSONAdapter()), Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -497,141 +444,213 @@ class Campaign:
             ) as progress:
                 task = progress.add_task("trials", total=cfg.budget.trials, completed=len(done), note="")
                 while len(done) < cfg.budget.trials and not stop.check():
+                    self._next_settings(study, len(done))
                     trial = study.ask()
-                    settings = {
-                        "task_model": trial.suggest_categorical("task_model", cfg.space.task_model),
-                        "temperature": trial.suggest_categorical("temperature", cfg.space.temperature),
-                        "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
-                        "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
-                    }
-                    for key in ("stage2_model", "reflection_model", "judge_model"):
-                        choices = getattr(cfg.space, key)
-                        if choices:
-                            settings[key] = trial.suggest_categorical(key, choices)
-                    metric = self._metric(settings.get("judge_model"))
-                    reflection_lm = self._reflection_lm(settings.get("reflection_model"))
-                    progress.update(task, note=f"trial {trial.number}: {settings}")
-                    evals = self._run_trial(trial.number, settings, splits, metric, reflection_lm, ledger, stop)
-                    for prog in self._aux_programs():
-                        if not stop.check():
-                            self._run_aux(trial.number, prog, settings, splits, reflection_lm, ledger, stop)
+                    settings = self._settings(trial)
+                    iteration = len(done) + 1
+                    progress.update(task, note=f"trial {iteration}: {_short_settings(settings)}")
+                    evals = self._run_trial(iteration, settings, splits, ledger, spend, stop)
                     if stop.check():
                         break  # the trial stays RUNNING: a resumed campaign runs it again, reusing what is on disk
                     if not evals:
                         study.tell(trial, state=TrialState.FAIL)
                         break
-                    best = max(evals, key=lambda e: (e.quality, -e.cost_usd))
-                    study.tell(trial, [best.quality, best.cost_usd])
+                    best = max(evals, key=lambda e: (e.quality, -getattr(e, objective["cost_key"])))
+                    study.tell(trial, [best.quality, getattr(best, objective["cost_key"])])
                     done.append(trial)
-                    hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=stop)
+                    self._update_frontier(splits, ledger, spend, stop, iteration=len(done))
                     progress.advance(task)
         except KeyboardInterrupt:
             stop.interrupted = True
-            stop.reason = "interrupted (Ctrl-C)"
+            stop.check()
         except EngineCrashError as exc:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
         finally:
             signal.signal(signal.SIGINT, previous_handler)
-        # whatever happened, the frontier reflects every finished evaluation; after a stop no new
-        # test evaluations are run (a resumed campaign adds them)
+        # the frontier reflects every finished evaluation; after a stop no new deployment runs
         try:
-            hv_history = self._update_frontier(splits, ledger, hv_history, iteration=len(done), stop=stop)
+            self._update_frontier(splits, ledger, spend, stop, iteration=len(done))
         except EngineCrashError as exc:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
+        except Exception as exc:  # noqa: BLE001 - finalization must say what failed, and the run is marked failed
+            import logging
+
+            logging.getLogger("argus").exception("campaign %s: writing the frontier failed", cfg.name)
+            self.console.print(f"[red]writing the frontier failed: {type(exc).__name__}: {exc}[/red]")
+            stop.failed = True
+            stop.reason = stop.reason or f"finalization failed: {type(exc).__name__}: {exc}"
+        self._status(phase="stopped" if stop.reason else "done", reason=stop.reason, trials_done=len(done))
         evals = self._all_evals("val")
-        members = json.loads((self.compiled_dir / "frontier.json").read_text())["members"] if (self.compiled_dir / "frontier.json").exists() else []
-        result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv_history, stop.reason,
-                                stop.spent(), len(CostLedger.from_jsonl(ledger_path).entries) if ledger_path.exists() else 0,
-                                time.monotonic() - t_start, failed=stop.failed)
+        frontier_path = self.compiled_dir / "frontier.json"
+        members = json.loads(frontier_path.read_text())["members"] if frontier_path.exists() else []
+        hv = json.loads(frontier_path.read_text()).get("hypervolume_history", []) if frontier_path.exists() else []
+        all_entries = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
+        summary = spend.summary(all_entries)
+        result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv, stop.reason, stop.spent(),
+                                len(all_entries), time.monotonic() - t_start, failed=stop.failed, spend=summary)
         self.console.print(
-            f"campaign {cfg.name}: {len(done)} trial(s), {len(evals)} candidate(s) evaluated, frontier {members}; "
-            f"spent ${result.spent_usd:.4f} in {result.calls} LM calls"
+            f"campaign {cfg.name}: {len(done)} trial(s), {len(evals)} candidate(s) deployed on validation, frontier "
+            f"{members}; optimization spend ${summary['total']['billed_usd']:.4f} billed in {summary['total']['calls']} "
+            f"LM calls ({summary['total']['list_tokens']:,} tokens at list)"
             + (f"; stopped: {stop.reason}" if stop.reason else "")
         )
         return result
 
+    _SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
+                   "judge_model")
+
+    def _next_settings(self, study, position: int) -> None:
+        """Seed the trial at ``position``: a space of at most four times the trial budget is
+        enumerated in a seeded shuffled order (no setting twice while one is unexplored); a larger one
+        is searched by NSGA-II with a sampler seeded by the position. Either way a re-run trial does
+        not shift what later positions draw."""
+        import itertools
+        import random
+
+        import optuna
+        from optuna.trial import TrialState
+
+        sp = self.config.space
+        keys = [k for k in self._SPACE_KEYS if getattr(sp, k)]
+        grid = [dict(zip(keys, combo)) for combo in itertools.product(*(getattr(sp, k) for k in keys))]
+        study.sampler = optuna.samplers.NSGAIISampler(seed=self.config.seed + position)
+        if len(grid) > 4 * self.config.budget.trials:
+            return
+        trials = study.get_trials(deepcopy=False)
+        if any(t.state == TrialState.WAITING for t in trials):
+            return  # an interrupted trial is queued to run again first
+        random.Random(self.config.seed).shuffle(grid)
+        seen = [t.params for t in trials if t.state == TrialState.COMPLETE]
+        fresh = [g for g in grid if g not in seen]
+        study.enqueue_trial(fresh[0] if fresh else grid[position % len(grid)])
+
+    def _settings(self, trial) -> dict:
+        cfg = self.config
+        settings = {
+            "task_model": trial.suggest_categorical("task_model", cfg.space.task_model),
+            "temperature": trial.suggest_categorical("temperature", cfg.space.temperature),
+            "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
+            "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
+        }
+        for key in ("stage2_model", "reflection_model", "judge_model"):
+            choices = getattr(cfg.space, key)
+            if choices:
+                settings[key] = trial.suggest_categorical(key, choices)
+        if cfg.pipeline:
+            settings["pipeline"] = dict(cfg.pipeline)
+        return settings
+
     # -------------------------------------------------------------- one trial
-    def _run_trial(self, number: int, settings: dict, splits, metric, reflection_lm, ledger, stop) -> list[CandidateEval]:
+    def _run_trial(self, iteration: int, settings: dict, splits, ledger, spend: SpendBook, stop) -> list[CandidateEval]:
         from optimizers.examples import instructions_of
 
         trial_dir = self.run_dir / "trials" / _hash(settings)
         trial_dir.mkdir(parents=True, exist_ok=True)
-        seed_prog = self._program(settings)
-        seed_instr = instructions_of(seed_prog)
-        candidates: list[tuple[dict[str, str], int | None]] = [(seed_instr, None)]
+        reflection_lm = self._reflection_lm(settings.get("reflection_model"))
+        aux: dict[str, str] = {}
+        for prog in self._aux_programs():
+            if stop.check():
+                return []
+            self._status(trial=iteration, phase=f"aux:{prog}", settings=settings)
+            start = spend.position()
+            record = self._run_aux(iteration, prog, settings, splits, reflection_lm, ledger, stop)
+            spend.record(iteration, f"aux:{prog}", start)
+            if record is None:
+                return []
+            aux.update(record["instructions"])
+        if stop.check():
+            return []
+        self._status(trial=iteration, phase="gepa", settings=settings)
+        start = spend.position()
+        candidates = self._gepa(trial_dir, iteration, settings, aux, splits, reflection_lm, ledger, stop)
+        spend.record(iteration, "gepa", start)
+        if candidates is None:
+            return []
+        seed_instr = instructions_of(self.pipeline(settings, aux))
+        evals: list[CandidateEval] = []
+        keys: list[str] = []
+        quality = self._document_quality(settings.get("judge_model"))
+        for i, (instr, parent) in enumerate(candidates):
+            full = {**seed_instr, **instr}
+            key = _hash({"settings": settings, "instructions": full})
+            keys.append(key)
+            if stop.check():
+                return []
+            self._status(trial=iteration, phase="val", candidate=i, of=len(candidates), settings=settings)
+            start = spend.position()
+            ev = self._eval(key, "val", settings, full, splits["val"], quality, ledger)
+            spend.record(iteration, "val", start)
+            if ev.trial < 1:  # lineage recorded once; a resumed run (or a repeated candidate) finds it as it was
+                ev.trial, ev.gepa_index = iteration, i
+                if parent is not None and parent < len(keys):
+                    ev.parent_key = keys[parent]
+                    parent_instr = {**seed_instr, **candidates[parent][0]}
+                    ev.changed_programs = sorted({k.split(".")[0] for k in full if full[k] != parent_instr.get(k)})
+                ev.save(self.run_dir / "evals" / f"val-{key}.json")
+            evals.append(ev)
+        return evals
+
+    def _gepa(self, trial_dir: Path, iteration: int, settings: dict, aux: dict, splits, reflection_lm, ledger, stop):
+        """GEPA on the trial's pipeline; [(instructions, parent index)] or None when stopped. A search
+        that did not finish is started afresh on resume (its answers come from the cache)."""
+        from optimizers.examples import instructions_of
+
         result_file = trial_dir / "gepa_candidates.json"
         if result_file.exists():
-            saved = json.loads(result_file.read_text(encoding="utf-8"))
-            candidates = [(c["instructions"], c["parent"]) for c in saved]
-        elif not stop.check() and self._evolvable():
-            evolvable = set(self._evolvable())
+            return [(c["instructions"], c["parent"]) for c in json.loads(result_file.read_text(encoding="utf-8"))]
+        student = self.pipeline(settings, aux)
+        candidates: list[tuple[dict[str, str], int | None]] = [(instructions_of(student), None)]
+        evolvable = self._evolvable()
+        if evolvable:
+            log_dir = trial_dir / "gepa"
+            shutil.rmtree(log_dir, ignore_errors=True)  # a cut-short search is never continued as if it were final
             gepa = dspy.GEPA(
-                metric=metric,
+                metric=self._chunk_metric(settings.get("judge_model")),
                 instruction_proposer=TextInstructionProposer(reflection_lm),
                 max_metric_calls=self.config.budget.max_metric_calls,
                 reflection_lm=reflection_lm,
                 reflection_minibatch_size=self.config.reflection_minibatch_size,
                 candidate_selection_strategy="pareto",
-                component_selector="round_robin",
+                component_selector=_Evolvable(evolvable),
                 track_stats=True,
-                log_dir=str(trial_dir / "gepa"),
+                log_dir=str(log_dir),
                 seed=self.config.seed,
                 num_threads=1,
                 use_merge=False,
                 gepa_kwargs={"stop_callbacks": [stop]},
             )
-            student = seed_prog  # predictors outside ``programs`` get their seed instructions back below
-            with ledger_context(ledger, doc_id=f"trial{number}", stage="optimize", program="gepa"):
-                compiled = gepa.compile(student, trainset=splits["train"], valset=splits["val"])
+            with ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program="gepa"):
+                compiled = gepa.compile(student, trainset=splits["train"])
             if stop.check():
-                return []  # GEPA was cut short: its candidates are not final, nothing is saved as if they were
+                return None  # GEPA was cut short: its candidates are not final, nothing is saved as if they were
             details = getattr(compiled, "detailed_results", None)
             if details is not None:
                 candidates = []
                 for i, cand in enumerate(details.candidates):
-                    instr = instructions_of(cand)
-                    instr = {k: (v if k in evolvable else seed_instr[k]) for k, v in instr.items()}
                     parents = details.parents[i] if i < len(details.parents) else None
                     parent = next((p for p in (parents or []) if p is not None), None)
-                    candidates.append((instr, parent))
-            write_json_atomic(result_file, [{"instructions": c, "parent": p} for c, p in candidates], indent=1)
-        evals: list[CandidateEval] = []
-        keys: list[str] = []
-        for i, (instr, parent) in enumerate(candidates):
-            key = _hash({"settings": settings, "instructions": instr})
-            keys.append(key)
-            if stop.check():
-                break
-            ev = self._eval(key, "val", settings, instr, splits["val"], metric, ledger)
-            before = dict(ev.__dict__)
-            ev.trial, ev.gepa_index = number, i
-            if parent is not None and parent < len(keys):
-                ev.parent_key = keys[parent]
-                parent_instr = candidates[parent][0]
-                ev.changed_programs = [k.split(".")[0] for k in instr if instr[k] != parent_instr.get(k)]
-            if ev.__dict__ != before:  # lineage recorded once; a resumed run finds it as it was
-                ev.save(self.run_dir / "evals" / f"val-{key}.json")
-            evals.append(ev)
-        return evals
+                    candidates.append((instructions_of(cand), parent))
+        write_json_atomic(result_file, [{"instructions": c, "parent": p} for c, p in candidates], indent=1)
+        return candidates
+
+    def _aux_path(self, settings: dict, prog: str) -> Path:
+        return self.run_dir / "trials" / _hash(settings) / f"aux-{prog}.json"
 
     def _aux_program(self, prog: str, settings: dict, instructions: dict[str, str] | None = None):
         from optimizers.examples import AuxProgram, apply_instructions
 
         module = AuxProgram(prog, max_retries=settings["max_retries"])
-        spec = self.config.lm_spec(settings["task_model"], temperature=settings["temperature"], max_tokens=AUX_PROGRAMS[prog])
+        lm = self.pipeline(settings).lm(prog)  # the model and budget the deployed pipeline gives this stage
         for _, pred in module.named_predictors():
-            pred.lm = self.lm(spec)
+            pred.lm = lm
         if instructions:
             apply_instructions(module, instructions)
         return module
 
-    def _aux_path(self, settings: dict, prog: str) -> Path:
-        return self.run_dir / "trials" / _hash(settings) / f"aux-{prog}.json"
-
-    def _run_aux(self, number: int, prog: str, settings: dict, splits, reflection_lm, ledger, stop) -> dict | None:
-        """GEPA on one auxiliary program; its best candidate scored on val and test (cost per document)."""
+    def _run_aux(self, iteration: int, prog: str, settings: dict, splits, reflection_lm, ledger, stop) -> dict | None:
+        """GEPA on one auxiliary program; its best candidate scored on its own val and test examples."""
         from metrics.gepa import chunker_metric, fact_fallback_metric, qa_metric, resolver_metric
         from optimizers.examples import instructions_of
 
@@ -643,25 +662,117 @@ class Campaign:
         module = self._aux_program(prog, settings)
         seed = instructions_of(module)
         best = seed
+        log_dir = path.parent / f"gepa-{prog}"
+        shutil.rmtree(log_dir, ignore_errors=True)
         gepa = dspy.GEPA(metric=metric, instruction_proposer=TextInstructionProposer(reflection_lm),
                          max_metric_calls=self.config.budget.max_metric_calls, reflection_lm=reflection_lm,
                          reflection_minibatch_size=self.config.reflection_minibatch_size, track_stats=True,
-                         log_dir=str(path.parent / f"gepa-{prog}"), seed=self.config.seed, num_threads=1,
+                         log_dir=str(log_dir), seed=self.config.seed, num_threads=1,
                          use_merge=False, gepa_kwargs={"stop_callbacks": [stop]})
-        with ledger_context(ledger, doc_id=f"trial{number}", stage="optimize", program=f"gepa:{prog}"):
+        with ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program=f"gepa:{prog}"):
             compiled = gepa.compile(module, trainset=splits[f"{prog}:train"], valset=splits[f"{prog}:val"])
+        if stop.check():
+            return None  # not finished: redone on resume
         details = getattr(compiled, "detailed_results", None)
         if details is not None and details.candidates:
             best = instructions_of(details.candidates[details.best_idx])
-        if stop.check():
-            return None  # not finished: redone (from GEPA's saved state) on resume
         record = {"program": prog, "instructions": best, "seed_instructions": seed}
         for split in ("val", "test"):
-            res = evaluate_candidate(self._aux_program(prog, settings, best), splits[f"{prog}:{split}"], metric, ledger,
-                                     label=f"eval-{prog}-{split}")
-            record[split] = {k: res[k] for k in ("quality", "cost_usd", "tokens", "n_docs", "per_example")}
+            res = evaluate_examples(self._aux_program(prog, settings, best), splits[f"{prog}:{split}"], metric, ledger,
+                                    label=f"eval-{prog}-{split}")
+            record[split] = res
         write_json_atomic(path, record, indent=1)
         return record
+
+    def _eval(self, key, split, settings, instructions, documents, quality, ledger) -> CandidateEval:
+        path = self.run_dir / "evals" / f"{split}-{key}.json"
+        if path.exists():
+            return CandidateEval.load(path)
+        pipe = self.pipeline(settings, instructions)
+        with ledger_context(ledger, program=f"deploy-{split}"):
+            res = deployment_run(pipe, documents, quality, ledger, label=split)
+        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
+        ev.save(path)
+        return ev
+
+    def _all_evals(self, split: str) -> list[CandidateEval]:
+        return [CandidateEval.load(p) for p in sorted((self.run_dir / "evals").glob(f"{split}-*.json"))]
+
+    # -------------------------------------------------------------- frontier
+    def _update_frontier(self, splits, ledger, spend: SpendBook, stop, *, iteration: int) -> None:
+        from optimizers.frontier import (
+            Constraints,
+            Lineage,
+            MemberManifest,
+            build_frontier_file,
+            dependency_versions,
+            flag_val_only_wins,
+            instruction_diff_size,
+            write_frontier,
+            write_member,
+        )
+
+        evals = [e for e in self._all_evals("val") if e.trial >= 1]
+        if not evals:
+            return
+        obj = self._objective()
+        if iteration >= 1:  # the reference is fixed from the first finished trial, never from a cut-short one
+            obj = self._fix_reference(obj, evals)
+        cost_key = obj["cost_key"]
+        senses = {"quality": "max", cost_key: "min"}
+        by_key = {e.key: e for e in evals}
+        data_hash = _hash({name: _examples_hash(ex) for name, ex in splits.items()})
+        metric_hash = _hash(self.config.metric.model_dump())
+        aux = {e.key: self._aux_for(e.settings) for e in evals}
+        refs = {ex.doc_id: ex.ref for ex in splits["val"] + splits["test"]}
+
+        def manifest(ev: CandidateEval, test: CandidateEval | None) -> MemberManifest:
+            parent = by_key.get(ev.parent_key) if ev.parent_key else None
+            diff = sum(instruction_diff_size(parent.instructions.get(k, ""), v) for k, v in ev.instructions.items()) if parent else 0
+            split_scores = {"val": _split_scores(ev)}
+            documents = {"val": [refs.get(d, d) for d in ev.doc_ids]}
+            if test is not None:
+                split_scores["test"] = _split_scores(test)
+                documents["test"] = [refs.get(d, d) for d in test.doc_ids]
+            return MemberManifest(
+                campaign=self.config.name, member_id=ev.key, created=_now(),
+                objectives={"quality": ev.quality, "cost_usd": ev.cost_usd, "tokens": ev.tokens, "latency_s": ev.latency_s},
+                splits=split_scores,
+                lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
+                                iteration=ev.trial, origin="seed" if ev.parent_key is None else "gepa"),
+                settings=self._member_settings(ev, aux[ev.key]),
+                prompts=ev.instructions, stage_costs=ev.stage_costs, documents=documents,
+                dataset_hash=data_hash, metric_hash=metric_hash, versions=dependency_versions(),
+            )
+
+        candidates = [manifest(e, None) for e in evals]
+        constraints = Constraints(max_cost_per_doc=self.config.budget.max_cost_per_doc)
+        reference = obj.get("reference")
+        ff = build_frontier_file(self.config.name, candidates, senses, constraints, reference=reference)
+        members = []
+        for member_id in ff.members:
+            ev = by_key[member_id]
+            test_path = self.run_dir / "evals" / f"test-{ev.key}.json"
+            test = None
+            if test_path.exists():
+                test = CandidateEval.load(test_path)
+            elif not stop.check():
+                self._status(trial=iteration, phase="finalize", member=ev.key)
+                start = spend.position()
+                test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
+                                  self._document_quality(ev.settings.get("judge_model")), ledger)
+                spend.record(iteration, "test", start)
+            members.append(manifest(ev, test))
+        members = flag_val_only_wins(members, senses, constraints)
+        self.compiled_dir.mkdir(parents=True, exist_ok=True)
+        for m in members:
+            self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
+            write_member(self.compiled_dir, m)
+        entries = CostLedger.from_jsonl(ledger.path).entries if ledger.path and ledger.path.exists() else ledger.entries
+        ff = ff.model_copy(update={"optimization_spend": spend.summary(entries),
+                                   "reference": reference or ff.reference})
+        write_frontier(self.compiled_dir, ff)
+        write_json_atomic(self.run_dir / "hypervolume.json", [h.model_dump() for h in ff.hypervolume_history], indent=1)
 
     def _aux_for(self, settings: dict) -> list[dict]:
         out = []
@@ -671,139 +782,30 @@ class Campaign:
                 out.append(json.loads(path.read_text(encoding="utf-8")))
         return out
 
-    def _eval(self, key, split, settings, instructions, examples, metric, ledger) -> CandidateEval:
-        path = self.run_dir / "evals" / f"{split}-{key}.json"
-        if path.exists():
-            return CandidateEval.load(path)
-        prog = self._program(settings, instructions)
-        res = evaluate_candidate(prog, examples, metric, ledger, label=f"eval-{split}")
-        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
-        ev.save(path)
-        return ev
+    def _member_settings(self, ev: CandidateEval, aux: list[dict]) -> dict:
+        from optimizers.deploy import member_models
 
-    def _all_evals(self, split: str) -> list[CandidateEval]:
-        return [CandidateEval.load(p) for p in sorted((self.run_dir / "evals").glob(f"{split}-*.json"))]
+        models = dict(member_models(ev.settings))
+        models["reflection"] = ev.settings.get("reflection_model") or _model_name(self.config.models.reflection)
+        if self._judge_weight() > 0:
+            models["judge"] = ev.settings.get("judge_model") or _model_name(self.config.models.judge)
+        out = {**ev.settings, "models": models, "metric": self.config.metric.model_dump()}
+        if aux:
+            out["aux_quality"] = {a["program"]: {sp: a[sp]["quality"] for sp in ("val", "test")} for a in aux}
+        return out
 
-    def _load_hv_history(self) -> list[dict]:
-        path = self.run_dir / "hypervolume.json"
-        return json.loads(path.read_text()) if path.exists() else []
-
-    # -------------------------------------------------------------- frontier
-    def _update_frontier(self, splits, ledger, hv_history, *, iteration: int, stop):
-        from optimizers.frontier import (
-            FrontierFile,
-            Lineage,
-            MemberManifest,
-            dependency_versions,
-            flag_val_only_wins,
-            hypervolume,
-            instruction_diff_size,
-            pareto_front,
-            write_frontier,
-            write_member,
-        )
-
-        evals = self._all_evals("val")
-        if not evals:
-            return hv_history
-        # Cost in USD; in tokens when every model is free (local models), where USD cannot separate anything.
-        cost_key = "cost_usd" if any(e.cost_usd > 0 for e in evals) else "tokens"
-        senses = {"quality": "max", cost_key: "min"}
-        aux_of = {e.key: self._aux_for(e.settings) for e in evals}
-
-        def total(e, split: str, field: str) -> float:
-            base = getattr(e, field)
-            return base + sum(a[split][field] for a in aux_of.get(e.key, []) if split in a)
-
-        points = [{"quality": e.quality, "cost_usd": total(e, "val", "cost_usd"), "tokens": total(e, "val", "tokens")} for e in evals]
-        constraints = None
-        if self.config.budget.max_cost_per_doc is not None:
-            constraints = {"cost_usd": ("<=", self.config.budget.max_cost_per_doc)}
-        front = pareto_front([{k: p[k] for k in senses} for p in points], senses, constraints and (constraints if cost_key == "cost_usd" else None))
-        ref = {"quality": 0.0, cost_key: 1.1 * max((p[cost_key] for p in points), default=0.0) or 1.0}
-        hv = hypervolume([{k: points[i][k] for k in senses} for i in front], senses, ref)
-        if not hv_history or hv_history[-1].get("iteration") != iteration:
-            hv_history = hv_history + [{"iteration": iteration, "hypervolume": hv, "frontier_size": len(front)}]
-            write_json_atomic(self.run_dir / "hypervolume.json", hv_history, indent=1)
-        by_key = {e.key: e for e in evals}
-        seed_key = next((e.key for e in evals if e.parent_key is None and e.gepa_index == 0), evals[0].key)
-        data_hash = {name: _examples_hash(ex) for name, ex in splits.items()}
-        metric_hash = _hash(self.config.metric.model_dump())
-        manifests = []
-        for i in front:
-            ev = evals[i]
-            test = None
-            if stop is None or not stop.check():
-                # scored with the member's own metric (its judge, when the judge is searched too);
-                # evaluate_candidate scores a failing example 0, so an error here is the engine's
-                test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
-                                  self._metric(ev.settings.get("judge_model")), ledger)
-            elif (self.run_dir / "evals" / f"test-{ev.key}.json").exists():
-                test = CandidateEval.load(self.run_dir / "evals" / f"test-{ev.key}.json")
-            aux = aux_of.get(ev.key, [])
-            split_scores = {"val": _split_scores(ev, total(ev, "val", "cost_usd"), total(ev, "val", "tokens"))}
-            if test is not None:
-                split_scores["test"] = _split_scores(test, total(test, "test", "cost_usd") if aux else test.cost_usd,
-                                                     total(test, "test", "tokens") if aux else test.tokens)
-            parent = by_key.get(ev.parent_key) if ev.parent_key else None
-            diff = sum(instruction_diff_size(parent.instructions.get(k, ""), v) for k, v in ev.instructions.items()) if parent else 0
-            manifests.append(MemberManifest(
-                campaign=self.config.name,
-                member_id=ev.key,
-                created=_now(),
-                objectives={"quality": ev.quality, "cost_usd": points[i]["cost_usd"], "tokens": points[i]["tokens"],
-                            "latency_s": ev.latency_s},
-                splits=split_scores,
-                val_only_win=False,
-                lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
-                                iteration=ev.trial, origin="seed" if ev.key == seed_key or ev.parent_key is None else "gepa"),
-                settings={**ev.settings, "models": {**{st: ev.settings["task_model"] for st in ("stage1", *[a["program"] for a in aux])},
-                                                    "stage2": ev.settings.get("stage2_model") or ev.settings["task_model"],
-                                                    "reflection": ev.settings.get("reflection_model") or _model_name(self.config.models.reflection),
-                                                    **({"judge": ev.settings.get("judge_model") or _model_name(self.config.models.judge)}
-                                                       if self.config.metric.weights.get("judge", 0) > 0 else {})},
-                          **({"aux_quality": {a["program"]: {sp: a[sp]["quality"] for sp in ("val", "test")} for a in aux}} if aux else {})},
-                prompts={**ev.instructions, **{k: v for a in aux for k, v in a["instructions"].items()}},
-                stage_costs={**ev.stage_costs, **{a["program"]: {"usd": a["val"]["cost_usd"], "tokens": a["val"]["tokens"]} for a in aux}},
-                dataset_hash=_hash(data_hash),
-                metric_hash=metric_hash,
-                versions=dependency_versions(),
-            ))
-        manifests = flag_val_only_wins(manifests)
-        self.compiled_dir.mkdir(parents=True, exist_ok=True)
-        for m in manifests:
-            self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id], m.prompts)
-            write_member(self.compiled_dir, m)
-        summary = [{"id": e.key, "quality": e.quality, "cost_usd": points[i]["cost_usd"], "tokens": points[i]["tokens"],
-                    "on_frontier": i in front, "trial": e.trial, "parent": e.parent_key,
-                    "origin": "seed" if e.parent_key is None else "gepa"} for i, e in enumerate(evals)]
-        write_frontier(self.compiled_dir, FrontierFile(
-            campaign=self.config.name,
-            objectives=senses,
-            reference=ref,
-            members=[m.member_id for m in manifests],
-            all_candidates=summary,
-            hypervolume_history=hv_history,
-            constraints={"max_cost_per_doc": self.config.budget.max_cost_per_doc},
-        ))
-        return hv_history
-
-    def _write_programs(self, member_dir: Path, ev: CandidateEval, instructions: dict[str, str] | None = None) -> None:
-        """The member's programs as ``programs.ArgusPrograms`` JSON state (pickle-free)."""
-        from optimizers.examples import apply_instructions
-        from programs import ArgusPrograms
+    def _write_programs(self, member_dir: Path, ev: CandidateEval) -> None:
+        """The member's programs as ``programs.ArgusPrograms`` JSON state (pickle-free, scrubbed)."""
+        from optimizers.deploy import programs_with
+        from optimizers.frontier import scrub_secrets
 
         member_dir.mkdir(parents=True, exist_ok=True)
-        progs = ArgusPrograms(max_retries=ev.settings.get("max_retries", 1))
-        apply_instructions(progs, instructions or ev.instructions)
+        progs = programs_with(ev.instructions, ev.settings.get("max_retries", 1))
         tmp = member_dir / "programs.tmp.json"
         progs.save(str(tmp))
         text = tmp.read_text(encoding="utf-8")
         tmp.unlink()
-        from optimizers.frontier import scrub_secrets
-
-        state = scrub_secrets(json.loads(text))
-        write_json_atomic(member_dir / "programs.json", state, indent=1)
+        write_json_atomic(member_dir / "programs.json", scrub_secrets(json.loads(text)), indent=1)
 
 
 def _model_name(model: str | dict | None) -> str:
@@ -812,25 +814,44 @@ def _model_name(model: str | dict | None) -> str:
     return model if isinstance(model, str) else str(model.get("model", ""))
 
 
+def _model_price(spec: LMSpec) -> float:
+    """USD for a million input plus a million output tokens of a model (0 when free or unknown)."""
+    if spec.price_per_mtok is not None:
+        return float(sum(spec.price_per_mtok))
+    if spec.model.startswith("local/"):
+        return 0.0
+    try:
+        import litellm
+
+        pin, pout = litellm.cost_per_token(model=spec.model, prompt_tokens=1_000_000, completion_tokens=1_000_000)
+        return float(pin + pout)
+    except Exception:
+        return 0.0
+
+
+def _short_settings(settings: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items() if k != "pipeline")
+
+
 def _examples_hash(examples) -> str:
     from optimizers.examples import examples_hash
 
     return examples_hash(examples)
 
 
-def _split_scores(ev: CandidateEval, cost_usd: float | None = None, tokens: float | None = None):
+def _split_scores(ev: CandidateEval):
     from optimizers.frontier import SplitScores, bootstrap_ci
 
-    vals = list(ev.per_example.values())
+    docs = ev.per_document
+
+    def ci(key):
+        vals = [float(d[key]) for d in docs.values()]
+        return bootstrap_ci(vals) if len(vals) >= 2 else None
+
     return SplitScores(
-        n=len(vals),
-        quality=ev.quality,
-        quality_ci=bootstrap_ci(vals) if len(vals) >= 2 else None,
-        cost_usd=ev.cost_usd if cost_usd is None else cost_usd,
-        cost_usd_ci=None,
-        tokens=ev.tokens if tokens is None else tokens,
-        latency_s=ev.latency_s,
-        per_example=ev.per_example,
+        n=ev.n_docs, quality=ev.quality, quality_ci=ci("quality"), cost_usd=ev.cost_usd, cost_usd_ci=ci("cost_usd"),
+        tokens=ev.tokens, tokens_ci=ci("tokens"), latency_s=ev.latency_s, per_example=ev.per_example,
+        doc_ids=ev.doc_ids, per_document=docs,
     )
 
 

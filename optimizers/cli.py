@@ -44,6 +44,7 @@ def select(
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Highest acceptable USD per document"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="Lowest acceptable validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="knee | max_quality | min_cost"),
+    member: Optional[str] = typer.Option(None, "--member", help="A member id (instead of the selection flags)"),
 ) -> None:
     """Print the chosen member's id and folder."""
     from argus.errors import ArgusError
@@ -51,10 +52,70 @@ def select(
 
     try:
         fr = Frontier.load(directory)
-        member = fr.select_member(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
+        chosen = fr.member(member) if member else fr.select_member(max_cost=max_cost, min_quality=min_quality,
+                                                                   strategy=strategy)
     except ArgusError as exc:
         _fail(exc)
-    typer.echo(f"{member.member_id}\t{fr.member_dir(member.member_id)}")
+    typer.echo(f"{chosen.member_id}\t{fr.member_dir(chosen.member_id)}")
+
+
+@app.command("verify")
+def verify(
+    directory: Path = typer.Argument(..., help="Campaign directory (holds frontier.json)"),
+    documents: Optional[list[str]] = typer.Argument(
+        None, help="Complaint files or folders (complaint.txt + gold.json), or <split>/<doc_id>; "
+                   "default: the member's documents of --split"),
+    split: str = typer.Option("test", "--split", help="With no DOCUMENTS: the member's val or test documents"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Highest acceptable USD per document"),
+    min_quality: Optional[float] = typer.Option(None, "--min-quality", help="Lowest acceptable validation quality"),
+    strategy: str = typer.Option("knee", "--strategy", help="knee | max_quality | min_cost"),
+    member: Optional[str] = typer.Option(None, "--member", help="A member id (instead of the selection flags)"),
+    all_members: bool = typer.Option(False, "--all", help="Verify every member"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
+    tolerance: float = typer.Option(0.15, "--tolerance", help="Relative width of the promised cost interval"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the verification as JSON"),
+) -> None:
+    """Deploy the selected member on documents and print its promised against its realized cost and
+    quality per document; exit 1 when the realized cost lies outside the promised interval."""
+    import json
+
+    from argus.errors import ArgusError
+    from argus.io import write_json_atomic
+    from optimizers.frontier import Frontier
+    from optimizers.verify import verify_member
+
+    if split not in ("val", "test"):
+        _fail(ValueError("--split must be val or test"))
+    try:
+        ids = [m.member_id for m in Frontier.load(directory).members] if all_members else [member]
+        reports = []
+        for mid in ids:
+            rep = verify_member(directory, documents or None, split=split, max_cost=max_cost, min_quality=min_quality,
+                                strategy=strategy, member=mid, config_path=config, tolerance=tolerance,
+                                on_document=lambda d, r: typer.echo(f"  deployed on {d}: quality {r['quality']:.3f}, "
+                                                                    f"{r['tokens']:,.0f} tokens, ${r['cost_usd']:.6f}",
+                                                                    err=True))
+            reports.append(rep)
+            table = rep.table().astype(object)
+            table = table.where(table.notna(), None)
+            typer.echo(f"member {rep.member_id}: cost in {rep.cost_key}; promised interval "
+                       f"[{rep.interval[0]:.6g}, {rep.interval[1]:.6g}] per document (±{tolerance:.0%})")
+            typer.echo(table.to_markdown(index=False, floatfmt=".4g", missingval="–"))
+            for doc, err in rep.errors.items():
+                typer.secho(f"  {doc} failed: {err}", fg="red", err=True)
+        if out is not None:
+            write_json_atomic(out, [{"member": r.member_id, "cost_key": r.cost_key, "ok": r.ok, "interval": r.interval,
+                                     "promised": r.promised, "realized": r.realized, "rows": r.rows,
+                                     "promised_quality": r.promised_quality, "realized_quality": r.realized_quality,
+                                     "errors": r.errors} for r in reports], indent=1)
+    except ArgusError as exc:
+        _fail(exc)
+    bad = [r.member_id for r in reports if not r.ok]
+    if bad:
+        typer.secho(f"realized cost outside the promised interval (or a document failed): {', '.join(bad)}",
+                    fg="red", err=True)
+        raise typer.Exit(1)
+    typer.echo(json.dumps({"verified": [r.member_id for r in reports], "ok": True}))
 
 
 @app.command("report")

@@ -1,29 +1,40 @@
-"""Loading a compiled frontier member for inference: ``argus extract --frontier compiled/<campaign>``.
+"""From a member's settings and instructions to a runnable ``ArgusPipeline``: one code path for the
+campaign's deployment runs and for ``argus extract --frontier`` / ``argus frontier verify``.
 
-A member's ``manifest.json`` holds the settings it was evaluated with (task model, temperature,
-retries, FrameNet hints) and ``programs.json`` the DSPy JSON state of ``programs.ArgusPrograms``
-with its evolved instructions. ``member_pipeline`` turns both into a ready ``ArgusPipeline``; the
-rest of the configuration (fact gate, chunking, merging, API bases and keys from the environment)
-comes from the user's config as usual.
+A member's ``manifest.json`` holds the settings it was evaluated with (models per stage,
+temperature, retries, FrameNet hints, the campaign's ``pipeline`` overrides) and ``programs.json``
+the DSPy JSON state of ``programs.ArgusPrograms`` with its evolved instructions. A campaign prices
+a candidate by running :func:`pipeline_for` on whole documents with the candidate's instructions;
+deployment runs :func:`pipeline_for` with the member's ``programs.json``. The rest of the
+configuration (cache folder, API bases and keys from the environment) comes from the user's config
+as usual.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from argus.config import ArgusConfig
 from argus.errors import InputError
 
-#: the pipeline stages whose programs a campaign evolves and whose model the member fixes
-MEMBER_STAGES = ("stage1", "stage2")
+#: the stages whose model a member fixes: Stage 2 may have its own, every other stage runs the task model
+MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver")
+
+
+def member_models(settings: dict) -> dict[str, str]:
+    """Stage → model string of a member (or candidate) with these settings."""
+    task = settings["task_model"]
+    return {stage: (settings.get("stage2_model") or task) if stage == "stage2" else task for stage in MEMBER_STAGES}
 
 
 def member_overrides(settings: dict) -> dict:
-    """Dotted config overrides that reproduce a member's settings."""
-    o: dict = {}
+    """Dotted config overrides that reproduce a member's settings (its ``pipeline`` overrides first)."""
+    o: dict = dict(settings.get("pipeline") or {})
     models = settings.get("models") or {}
-    for stage in MEMBER_STAGES + ("fact_fallback", "chunker"):
-        model = models.get(stage) or (settings.get("task_model") if stage in MEMBER_STAGES else None)
+    fixed = member_models(settings) if settings.get("task_model") else {}
+    for stage in MEMBER_STAGES:
+        model = models.get(stage) or fixed.get(stage)
         if model:
             o[f"lm.stages.{stage}.model"] = model
         if settings.get("temperature") is not None:
@@ -35,14 +46,23 @@ def member_overrides(settings: dict) -> dict:
     return o
 
 
+def programs_with(instructions: dict[str, str] | None, max_retries: int):
+    """Fresh ``ArgusPrograms`` with ``instructions`` (predictor name → text) applied."""
+    from optimizers.examples import apply_instructions
+    from programs import ArgusPrograms
+
+    programs = ArgusPrograms(max_retries=max_retries)
+    if instructions:
+        apply_instructions(programs, instructions)
+    return programs
+
+
 def load_member_programs(member_dir: Path, max_retries: int):
     from programs import ArgusPrograms
 
     path = Path(member_dir) / "programs.json"
     if not path.is_file():
         raise InputError(f"{path}: the member's programs are missing; rerun the campaign or pick another member")
-    import json
-
     programs = ArgusPrograms(max_retries=max_retries)
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -55,24 +75,50 @@ def load_member_programs(member_dir: Path, max_retries: int):
     return programs
 
 
+def pipeline_for(settings: dict, *, instructions: dict[str, str] | None = None, member_dir: str | Path | None = None,
+                 config_path: str | Path | None = None, overrides: dict | None = None, lm_builder=None,
+                 classifier=None):
+    """The ``ArgusPipeline`` a member (``member_dir``) or a candidate (``instructions``) runs.
+
+    ``overrides`` (dotted) come first, the member's settings win over them; ``lm_builder`` and
+    ``classifier`` are shared objects a campaign passes to avoid rebuilding them.
+    """
+    from argus.pipeline import ArgusPipeline
+
+    o = dict(overrides or {})
+    o.update(member_overrides(settings))
+    cfg = ArgusConfig.load(config_path, o)
+    if member_dir is not None:
+        programs = load_member_programs(Path(member_dir), cfg.extraction.max_retries)
+    else:
+        programs = programs_with(instructions, cfg.extraction.max_retries)
+    return ArgusPipeline(cfg, programs=programs, classifier=classifier, lm_builder=lm_builder)
+
+
 def member_pipeline(
     frontier_dir: str | Path,
     *,
     max_cost: float | None = None,
     min_quality: float | None = None,
     strategy: str = "knee",
+    member: str | None = None,
     config_path: str | Path | None = None,
     overrides: dict | None = None,
     frontier=None,
+    lm_builder=None,
 ):
-    """(pipeline, manifest) for the member that ``Frontier.select_member`` picks."""
-    from argus.pipeline import ArgusPipeline
+    """(pipeline, manifest) for the member that ``Frontier.select_member`` picks (or ``member`` by id)."""
     from optimizers.frontier import Frontier
 
     frontier = frontier or Frontier.load(frontier_dir)
-    member = frontier.select_member(max_cost=max_cost, min_quality=min_quality, strategy=strategy)
-    o = dict(overrides or {})
-    o.update(member_overrides(member.settings))
-    cfg = ArgusConfig.load(config_path, o)
-    programs = load_member_programs(frontier.member_dir(member.member_id), cfg.extraction.max_retries)
-    return ArgusPipeline(cfg, programs=programs), member
+    chosen = frontier.member(member) if member else frontier.select_member(
+        max_cost=max_cost, min_quality=min_quality, strategy=strategy)
+    pipeline = pipeline_for(chosen.settings, member_dir=frontier.member_dir(chosen.member_id),
+                            config_path=config_path, overrides=overrides, lm_builder=lm_builder)
+    pipeline.member = chosen
+    return pipeline, chosen
+
+
+def load_member(frontier_dir: str | Path, **selection):
+    """A ready ``ArgusPipeline`` running the selected member (the manifest is ``pipeline.member``)."""
+    return member_pipeline(frontier_dir, **selection)[0]

@@ -1,38 +1,77 @@
-"""Optimization examples from the annotated complaints, and the chunk-level program GEPA evolves.
+"""Optimization examples from the annotated complaints.
 
-A chunk example is one window of a gold FACTS narrative (the gold sentence ids, the gold fact
-sentences in order, ``max_sentences`` per window with ``overlap``) with the part of the gold graph
-that the window states: the events citing a sentence of the window (evidence trimmed to it), the
-entities taking part in them, the edges between them. Examples carry what ``metrics.gepa.GraphMetric``
-reads: ``sentence_ids``, ``fact_ids``, ``sentences`` and ``gold_graph``.
+A chunk example is one window of a gold FACTS narrative (the gold fact sentences in order,
+``max_sentences`` per window with ``overlap``) with the part of the gold graph that the window
+states: the events citing a sentence of the window (evidence trimmed to it), the entities taking
+part in them, the edges between them. Its inputs are what ``ArgusPipeline.forward(document, chunk)``
+takes — the gold document as a preprocessed ``Document`` (gold sentence ids, gold fact labels) and
+the ``Chunk`` — so GEPA's minibatches run the pipeline's own Stage 1 → repair → Stage 2 → repair
+code. It also carries what ``metrics.gepa.GraphMetric`` reads: ``sentence_ids``, ``fact_ids``,
+``sentences`` and ``gold_graph``.
 
-``ChunkGraphProgram`` runs Stage 1 then Stage 2 on a chunk exactly as the pipeline does (with the
-same validation and repair) and returns a ``dspy.Prediction`` with the four graph lists. Its
-predictors are named like the pipeline's (``stage1.extract.predict``, ``stage2.relate.predict``),
-so an evolved state transfers to ``programs.ArgusPrograms`` one to one.
+A document example is a whole annotated complaint (its ``complaint.txt`` and gold): what candidates
+are deployed on to measure their quality and cost per document.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
 
 from argus.chunking import window_chunks
+from argus.documents import Document, Section, Sentence
 from argus.paths import complaints_dir
-from argus.schema import FRAME_HINTS, EventGraph
-from argus.validation import repair_stage1, repair_stage2
-from programs.stage1 import Stage1Extractor
-from programs.stage2 import Stage2Extractor
+from argus.schema import Chunk
 
-
-def _gold_docs(split: str, root: Path | None = None) -> list[dict]:
+def _doc_dirs(split: str, root: Path | None = None) -> list[Path]:
     base = (root / split) if root else complaints_dir(split)
     if not base.exists():
         return []
-    return [json.loads((d / "gold.json").read_text(encoding="utf-8")) for d in sorted(base.iterdir()) if (d / "gold.json").exists()]
+    return [d for d in sorted(base.iterdir()) if (d / "gold.json").exists()]
+
+
+def _gold_docs(split: str, root: Path | None = None) -> list[dict]:
+    return [json.loads((d / "gold.json").read_text(encoding="utf-8")) for d in _doc_dirs(split, root)]
+
+
+def select_docs(items: list, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None,
+                key=lambda x: x["doc_id"]) -> list:
+    """The documents a split names: ``ids`` in that order, else ``docs`` after skipping ``doc_offset``."""
+    if ids is not None:
+        by_id = {key(x): x for x in items}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            from argus.errors import ConfigError
+
+            raise ConfigError(f"documents {missing} are not annotated documents of this split; known: {sorted(by_id)}")
+        return [by_id[i] for i in ids]
+    items = items[doc_offset:]
+    return items[:docs] if docs is not None else items
+
+
+def gold_document(gold: dict) -> Document:
+    """The gold complaint as a preprocessed ``Document``: gold sentence ids, spans, sections and fact
+    labels; the narrative is the FACTS sections. (The text is the sentences joined; spans are the gold ones.)"""
+    sections, sentences, narrative = [], [], []
+    for sec in gold["sections"]:
+        sents = [s for p in sec["paragraphs"] for s in p]
+        if not sents:
+            continue
+        span = (min(s["span"][0] for s in sents), max(s["span"][1] for s in sents))
+        sections.append(Section(heading=sec.get("heading") or "", kind=sec["kind"], span=span))
+        for para, p in enumerate(sec["paragraphs"], 1):
+            for s in p:
+                sentences.append(Sentence(id=s["id"], text=s["text"], span=tuple(s["span"]), section=sec["kind"],
+                                          section_heading=sec.get("heading") or "", paragraph=para, fact=bool(s["fact"]),
+                                          fact_path="section"))
+                if sec["kind"] == "facts":
+                    narrative.append(s["id"])
+    return Document(doc_id=gold["doc_id"], source=f"gold:{gold['doc_id']}", text="\n".join(s.text for s in sentences),
+                    sections=sections, sentences=sentences, facts_section_found=bool(narrative), narrative_ids=narrative)
 
 
 def restrict_graph(graph: dict, ids: list[str]) -> dict:
@@ -65,97 +104,107 @@ def chunk_examples(
     *,
     docs: int | None = None,
     doc_offset: int = 0,
+    ids: list[str] | None = None,
     chunks_per_doc: int | None = None,
     max_sentences: int = 6,
     overlap: int = 2,
     root: Path | None = None,
 ) -> list[dspy.Example]:
-    """Chunk examples of ``docs`` documents of ``split`` (after skipping ``doc_offset``)."""
+    """Chunk examples of the documents of ``split`` that ``ids`` or ``docs``/``doc_offset`` name."""
     out: list[dspy.Example] = []
-    golds = _gold_docs(split, root)[doc_offset:]
-    if docs is not None:
-        golds = golds[:docs]
-    for gold in golds:
-        sents = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p]
-        facts = [s for s in sents if s["fact"]]
-        text = {s["id"]: s["text"] for s in facts}
-        chunks = window_chunks([s["id"] for s in facts], max_sentences=max_sentences, overlap=overlap)
+    for gold in select_docs(_gold_docs(split, root), docs=docs, doc_offset=doc_offset, ids=ids):
+        document = gold_document(gold)
+        facts = [s for s in document.narrative if s.fact]
+        chunks = window_chunks([s.id for s in facts], max_sentences=max_sentences, overlap=overlap)
         if chunks_per_doc is not None:
             chunks = chunks[:chunks_per_doc]
+        idx = document.index()
         for k, ch in enumerate(chunks, 1):
-            ids = list(ch.sentence_ids)
-            sentences = [(sid, text[sid]) for sid in ids]
+            ids_ = list(ch.sentence_ids)
             out.append(dspy.Example(
                 example_id=f"{gold['doc_id']}:C{k}",
                 doc_id=gold["doc_id"],
-                chunk_text="\n".join(f"[{sid}] {t}" for sid, t in sentences),
-                sentence_ids=ids,
-                fact_ids=ids,
-                sentences=sentences,
-                gold_graph=restrict_graph(gold["graph"], ids),
-            ).with_inputs("chunk_text", "sentence_ids"))
+                document=document,
+                chunk=Chunk(id=f"C{k}", sentence_ids=ids_),
+                sentence_ids=ids_,
+                fact_ids=ids_,
+                sentences=[(sid, idx[sid].text) for sid in ids_],
+                gold_graph=restrict_graph(gold["graph"], ids_),
+            ).with_inputs("document", "chunk"))
     return out
+
+
+@dataclass(frozen=True)
+class DocumentExample:
+    """A whole annotated complaint: the file a deployment run reads and its gold annotation."""
+
+    doc_id: str
+    split: str
+    path: Path
+    gold_path: Path
+
+    def gold(self):
+        from metrics.gold import load_gold
+
+        return load_gold(self.gold_path)
+
+    @property
+    def ref(self) -> str:
+        """How a manifest names it: ``<split>/<doc_id>`` under the shared data, else its folder."""
+        folder = self.path.parent
+        return f"{self.split}/{self.doc_id}" if folder.parent == complaints_dir(self.split) else str(folder)
+
+
+def document_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None,
+                      root: Path | None = None) -> list[DocumentExample]:
+    dirs = select_docs(_doc_dirs(split, root), docs=docs, doc_offset=doc_offset, ids=ids, key=lambda d: d.name)
+    return [DocumentExample(d.name, split, d / "complaint.txt", d / "gold.json") for d in dirs]
 
 
 def examples_hash(examples: list[dspy.Example]) -> str:
     """A stable hash of a data split (every field of every example), recorded in every manifest."""
     h = hashlib.sha256()
     for ex in examples:
-        h.update(json.dumps(ex.toDict(), sort_keys=True, default=str).encode())
+        if isinstance(ex, DocumentExample):
+            h.update(ex.doc_id.encode())
+            h.update(hashlib.sha256(ex.path.read_bytes() + ex.gold_path.read_bytes()).digest())
+            continue
+        data = {k: (v.model_dump(mode="json") if hasattr(v, "model_dump") else v) for k, v in ex.toDict().items()}
+        h.update(json.dumps(data, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
 
 
-class ChunkGraphProgram(dspy.Module):
-    """Stage 1 → repair → Stage 2 → repair on one chunk, as in ``ArgusPipeline.extract_chunk``."""
+PROGRAMS_PREFIX = "programs."
 
-    def __init__(self, max_retries: int = 1, framenet_hints: bool = False):
-        super().__init__()
-        self.stage1 = Stage1Extractor(max_retries=max_retries)
-        self.stage2 = Stage2Extractor(max_retries=max_retries)
-        self.framenet_hints = framenet_hints
 
-    def forward(self, chunk_text: str, sentence_ids: list[str]) -> dspy.Prediction:
-        allowed = set(sentence_ids)
-        hints = "\n".join(f"{k}: {v}" for k, v in FRAME_HINTS.items()) if self.framenet_hints else ""
-        r1 = self.stage1(chunk_text=chunk_text, sentence_ids=list(sentence_ids), frame_hints=hints)
-        out1 = r1.outputs or {"entities": [], "events": []}
-        entities, events, _, _ = repair_stage1(out1["entities"], out1["events"], allowed)
-        temporal, causal = [], []
-        if len(events) >= 2:
-            stage1_json = json.dumps(
-                {"entities": [e.model_dump() for e in entities], "events": [e.model_dump(exclude={"confidence"}) for e in events]},
-                ensure_ascii=False,
-            )
-            r2 = self.stage2(chunk_text=chunk_text, stage1_json=stage1_json, sentence_ids=list(sentence_ids),
-                             event_ids=[e.id for e in events])
-            out2 = r2.outputs or {"temporal_edges": [], "causal_edges": []}
-            temporal, causal, _ = repair_stage2(out2["temporal_edges"], out2["causal_edges"], events, allowed)
-        graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
-        return dspy.Prediction(**{k: list(getattr(graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")})
+def program_name(predictor: str) -> str:
+    """A predictor's name as ``programs.ArgusPrograms`` names it (``stage1.extract.predict``), also when
+    it is reached through the pipeline (``programs.stage1.extract.predict``)."""
+    return predictor[len(PROGRAMS_PREFIX):] if predictor.startswith(PROGRAMS_PREFIX) else predictor
 
 
 def instructions_of(module: dspy.Module) -> dict[str, str]:
-    """Predictor name → instruction text."""
-    return {name: pred.signature.instructions for name, pred in module.named_predictors()}
+    """Predictor name (as ``ArgusPrograms`` names it) → instruction text."""
+    return {program_name(name): pred.signature.instructions for name, pred in module.named_predictors()}
 
 
 def apply_instructions(module: dspy.Module, instructions: dict[str, str]) -> dspy.Module:
     """Set the instructions of the named predictors (other predictors keep theirs)."""
     for name, pred in module.named_predictors():
-        if name in instructions:
-            pred.signature = pred.signature.with_instructions(instructions[name])
+        text = instructions.get(program_name(name), instructions.get(name))
+        if text is not None:
+            pred.signature = pred.signature.with_instructions(text)
     return module
 
 
 # ----------------------------------------------------------------------------- auxiliary programs
 
 
-def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, batch_size: int = 12,
+def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None, batch_size: int = 12,
                   batches_per_doc: int | None = None, root: Path | None = None) -> list[dspy.Example]:
     """Fact-fallback examples: batches of FACTS-section sentences with their gold fact labels."""
     out: list[dspy.Example] = []
-    golds = _gold_docs(split, root)[doc_offset:]
-    for gold in golds[:docs] if docs is not None else golds:
+    for gold in select_docs(_gold_docs(split, root), docs=docs, doc_offset=doc_offset, ids=ids):
         sents = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p]
         batches = [sents[i:i + batch_size] for i in range(0, len(sents), batch_size)]
         for k, batch in enumerate(batches[:batches_per_doc] if batches_per_doc else batches, 1):
@@ -175,7 +224,7 @@ def _describe_gold(ev: dict, names: dict[str, str], text: dict[str, str], eviden
     return f"{ev['type']}: {ev['verb']} — \"{ev['trigger']}\"; participants: {parts}; time: {when}. Evidence: {quoted}"
 
 
-def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, pairs_per_doc: int = 4,
+def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None, pairs_per_doc: int = 4,
                       root: Path | None = None) -> list[dspy.Example]:
     """Cross-chunk resolver examples from the gold graph, three kinds per document in turn:
 
@@ -185,8 +234,7 @@ def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 
     - two gold events far apart with no edge between them → not the same, NONE.
     """
     out: list[dspy.Example] = []
-    golds = _gold_docs(split, root)[doc_offset:]
-    for gold in golds[:docs] if docs is not None else golds:
+    for gold in select_docs(_gold_docs(split, root), docs=docs, doc_offset=doc_offset, ids=ids):
         g = gold["graph"]
         text = {s["id"]: s["text"] for sec in gold["sections"] for p in sec["paragraphs"] for s in p}
         names = {e["id"]: e["name"] for e in g["entities"]}
@@ -215,15 +263,16 @@ def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 
     return out
 
 
-def qa_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, questions_per_doc: int | None = None,
+def qa_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None, questions_per_doc: int | None = None,
                 max_context_words: int = 600) -> list[dspy.Example]:
     """QA examples: FAQ questions with the linearized gold EKG as context (the EKG-only condition of
     ``argus experiment qa``, capped at ``max_context_words``) and the gold answer."""
-    from argus.experiments.qa import fit_ekg, linearize_graph, load_qa_documents
+    from argus.linearize import fit_ekg, linearize_graph, load_qa_documents
 
     out: list[dspy.Example] = []
-    documents = load_qa_documents(split, "gold")[doc_offset:]
-    for doc in documents[:docs] if docs is not None else documents:
+    documents = select_docs(load_qa_documents(split, "gold"), docs=docs, doc_offset=doc_offset, ids=ids,
+                            key=lambda d: d.doc_id)
+    for doc in documents:
         context, _, _ = fit_ekg(linearize_graph(doc.graph, doc.graph_sentences), max_context_words, None)
         questions = doc.questions[:questions_per_doc] if questions_per_doc else doc.questions
         for q in questions:
@@ -232,12 +281,11 @@ def qa_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, que
     return out
 
 
-def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, max_sentences: int = 8,
+def chunker_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None, max_sentences: int = 8,
                      root: Path | None = None) -> list[dspy.Example]:
     """Chunker examples: a document's gold fact sentences and the maximum chunk size."""
     out: list[dspy.Example] = []
-    golds = _gold_docs(split, root)[doc_offset:]
-    for gold in golds[:docs] if docs is not None else golds:
+    for gold in select_docs(_gold_docs(split, root), docs=docs, doc_offset=doc_offset, ids=ids):
         facts = [s for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p if s["fact"]]
         out.append(dspy.Example(
             example_id=f"{gold['doc_id']}:K", doc_id=gold["doc_id"],

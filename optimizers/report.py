@@ -40,8 +40,17 @@ th{background:#f3f3f3}img{max-width:100%;height:auto}pre{background:#f8f8f8;padd
 ul.tree li{margin:.15rem 0}ul.tree ul{list-style:none;border-left:1px dotted #aaa;padding-left:1.2rem}
 """
 
-SECTIONS = ("Summary", "Pareto frontier", "Hypervolume history", "Per-stage cost", "Prompt diffs against the seed",
-            "Lineage", "Per-example wins and losses")
+SECTIONS = ("Summary", "Pareto frontier", "Hypervolume history", "Per-stage cost", "Optimization spend",
+            "Prompt diffs against the seed", "Lineage", "Per-example wins and losses")
+
+_PHASES = {
+    "gepa": "GEPA task calls (chunk minibatches)",
+    "reflection": "reflection (GEPA's proposer)",
+    "metric": "metric and judge calls",
+    "val": "deployment runs on validation documents",
+    "test": "deployment runs on test documents",
+    "interrupted": "calls of phases that were cut short",
+}
 
 
 def frontier_table(directory: str | Path) -> pd.DataFrame:
@@ -155,6 +164,29 @@ def _stage_cost_plot(fr: Frontier) -> str:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return _png(fig)
+
+
+def _spend(fr: Frontier) -> str:
+    spend = fr.file.optimization_spend or {}
+    total = spend.get("total")
+    if not total:
+        return '<p class="muted">No optimization spend was recorded.</p>'
+
+    def row(label: str, b: dict) -> str:
+        return (f"<tr><td>{_e(label)}</td><td>{b.get('calls', 0):,}</td><td>{b.get('cache_hits', 0):,}</td>"
+                f"<td>{b.get('billed_tokens', 0):,}</td><td>{b.get('list_tokens', 0):,}</td>"
+                f"<td>{_fmt(b.get('billed_usd', 0.0))}</td><td>{_fmt(b.get('list_usd', 0.0))}</td></tr>")
+
+    head = ("<tr><th>what</th><th>calls</th><th>cache hits</th><th>billed tokens</th><th>tokens at list</th>"
+            "<th>billed USD</th><th>USD at list</th></tr>")
+    phases = spend.get("by_phase", {})
+    body = "".join(row(_PHASES.get(k, k), v) for k, v in sorted(phases.items())) + row("total", total)
+    trials = spend.get("by_trial", {})
+    trial_rows = "".join(row(f"trial {t}: {_PHASES.get(k, k)}", v) for t in sorted(trials, key=int)
+                         for k, v in sorted(trials[t].items()))
+    return ("<p>What the campaign itself spent to find and measure its members. None of it is part of a "
+            "member's cost per document, which comes only from the deployment runs' own ledgers.</p>"
+            f"<table>{head}{body}</table><h3>Per trial</h3><table>{head}{trial_rows}</table>")
 
 
 def _unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
@@ -279,9 +311,11 @@ def _summary(fr: Frontier, knee: MemberManifest | None) -> str:
              ("evaluated candidates", str(len(fr.file.all_candidates) or len(members)))]
     if members:
         best = max(members, key=lambda m: (m.objectives["quality"], -m.objectives["cost_usd"]))
-        cheap = min(members, key=lambda m: (m.objectives["cost_usd"], -m.objectives["quality"]))
+        key, _ = _cost_axis(fr)
+        unit = "USD/doc" if key == "cost_usd" else "tokens/doc"
+        cheap = min(members, key=lambda m: (m.objectives.get(key, 0.0), -m.objectives["quality"]))
         items += [("best quality", f"{_e(best.member_id)} — {_fmt(best.objectives['quality'])}"),
-                  ("cheapest", f"{_e(cheap.member_id)} — {_fmt(cheap.objectives['cost_usd'])} USD/doc, "
+                  ("cheapest", f"{_e(cheap.member_id)} — {_fmt(cheap.objectives.get(key, 0.0))} {unit}, "
                                f"quality {_fmt(cheap.objectives['quality'])}"),
                   ("knee member", _e(knee.member_id) if knee else "–")]
     hist = fr.file.hypervolume_history
@@ -316,7 +350,9 @@ def render_report(fr: Frontier) -> str:
                            "line: the validation frontier; red squares: test-split quality with bootstrap CI; star: "
                            "the knee.</p>",
         "Hypervolume history": _hypervolume_plot(fr),
-        "Per-stage cost": _stage_cost_plot(fr),
+        "Per-stage cost": _stage_cost_plot(fr) + '<p class="muted">Per pipeline stage, from the deployment runs on the '
+                          "validation documents (list price).</p>",
+        "Optimization spend": _spend(fr),
         "Prompt diffs against the seed": _prompt_diffs(fr, seed),
         "Lineage": _lineage_tree(fr, knee),
         "Per-example wins and losses": _wins_losses(fr, seed),

@@ -17,14 +17,16 @@ from tests.simulated_lm import PHRASE_EVENTS, SimulatedEngine, simulated_lm_buil
 
 pytestmark = needs_data
 
+VAL_DOC, TEST_DOC = "nysd-1-24-cv-03572", "kyed-5-23-cv-00318"
 CAMPAIGN = {
     "name": "simtest",
     "data": {
         "train": {"split": "train", "docs": 1, "chunks_per_doc": 2},
-        "val": {"split": "dev", "docs": 1, "chunks_per_doc": 2},
-        "test": {"split": "dev", "docs": 1, "doc_offset": 1, "chunks_per_doc": 2},
+        "val": {"split": "dev", "ids": [VAL_DOC]},
+        "test": {"split": "dev", "ids": [TEST_DOC]},
         "max_sentences": 4,
     },
+    "pipeline": {"chunking.max_sentences": 12, "merge.max_pairs": 2},
     "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
     "space": {"task_model": ["local/smollm2"], "framenet_hints": [False, True]},
     "models": {"reflection": "local/smollm2"},
@@ -57,14 +59,42 @@ def test_gepa_raises_the_metric_and_the_frontier_is_true(campaign):
     assert best.quality > max(s.quality for s in seeds)
     assert PHRASE_EVENTS in best.instructions["stage1.extract.predict"]
     assert best.parent_key is not None and "stage1" in best.changed_programs
-    # the frontier is exactly the non-dominated set of all evaluated candidates
-    pts = {e.key: (e.quality, e.cost_usd) for e in result.evaluations}
+    # every candidate was deployed on the whole validation document, not on chunk windows
+    for e in result.evaluations:
+        assert e.doc_ids == [VAL_DOC] and e.n_docs == 1 and e.per_document[VAL_DOC]["calls"] >= 3
+        assert {"stage1", "chunker"} <= set(e.stage_costs)
+        assert e.tokens == pytest.approx(sum(s["tokens"] for s in e.stage_costs.values()))
+    assert {"stage1", "stage2", "chunker", "resolver"} <= set(best.stage_costs)  # the seed finds too few events
+    for e in result.evaluations:
+        assert e.tokens == pytest.approx(sum(s["tokens"] for s in e.stage_costs.values()))
+    # the frontier is exactly the non-dominated set over (quality, tokens): every model is free
+    frontier = json.loads((tmp / "compiled" / "simtest" / "frontier.json").read_text())
+    assert frontier["objectives"] == {"quality": "max", "tokens": "min"}
+    pts = {e.key: (e.quality, e.tokens) for e in result.evaluations}
     nondominated = {k for k, (q, c) in pts.items()
                     if not any((q2 >= q and c2 <= c) and (q2 > q or c2 < c) for q2, c2 in pts.values())}
     assert set(result.frontier) == nondominated
     assert len(result.frontier) >= 2  # the cheap seed and the better, longer evolved prompt
     hv = [h["hypervolume"] for h in result.hypervolume_history]
     assert len(hv) == 2 and hv == sorted(hv) and hv[-1] > 0
+    # the reference point is fixed once (from the first trial) and stored with the run
+    objectives = json.loads((tmp / "run" / "objectives.json").read_text())
+    assert frontier["reference"] == objectives["reference"]
+    first = [e.tokens for e in result.evaluations if e.trial == 1]
+    assert objectives["reference"] == {"quality": 0.0, "tokens": 2 * max(first)}
+
+
+def test_optimization_spend_is_booked_apart_from_member_cost(campaign):
+    tmp, result, engine = campaign
+    spend = json.loads((tmp / "compiled" / "simtest" / "frontier.json").read_text())["optimization_spend"]
+    assert {"gepa", "reflection", "val", "test"} <= set(spend["by_phase"]) and set(spend["by_trial"]) == {"1", "2"}
+    ledger = [json.loads(line) for line in (tmp / "run" / "ledger.jsonl").read_text().splitlines()]
+    assert spend["total"]["calls"] == len(ledger) == result.calls
+    assert sum(b["calls"] for b in spend["by_phase"].values()) == len(ledger)
+    # a member's cost is its deployment run's ledger, nothing else: the val runs of all candidates add up to the
+    # val phase, and no GEPA, reflection or metric call is in any of them
+    evals_tokens = sum(e.tokens * e.n_docs for e in result.evaluations)
+    assert spend["by_phase"]["val"]["list_tokens"] == pytest.approx(evals_tokens)
 
 
 def test_compiled_artifacts_are_json_without_secrets(campaign):
@@ -77,7 +107,11 @@ def test_compiled_artifacts_are_json_without_secrets(campaign):
         manifest = json.loads((d / "manifest.json").read_text())
         json.loads((d / "programs.json").read_text())
         assert set(manifest["splits"]) == {"val", "test"}
-        assert manifest["splits"]["test"]["n"] == 2
+        assert manifest["splits"]["test"]["n"] == 1 and manifest["splits"]["test"]["doc_ids"] == [TEST_DOC]
+        assert manifest["documents"] == {"val": [f"dev/{VAL_DOC}"], "test": [f"dev/{TEST_DOC}"]}
+        assert set(manifest["splits"]["val"]["per_document"][VAL_DOC]) >= {"quality", "tokens", "cost_usd", "calls"}
+        assert manifest["settings"]["models"]["stage1"] == "local/smollm2"
+        assert set(manifest["settings"]["models"]) >= {"fact_fallback", "chunker", "stage1", "stage2", "resolver"}
         assert manifest["versions"]["dspy"]
         for f in d.iterdir():
             text = f.read_text()
@@ -86,7 +120,7 @@ def test_compiled_artifacts_are_json_without_secrets(campaign):
 
 
 def test_selection_by_cost_and_quality_and_loading_for_inference(campaign):
-    from optimizers.deploy import member_pipeline
+    from optimizers.deploy import load_member, member_pipeline
     from optimizers.frontier import Frontier
 
     tmp, result, _ = campaign
@@ -94,16 +128,48 @@ def test_selection_by_cost_and_quality_and_loading_for_inference(campaign):
     fr = Frontier.load(root)
     cheapest = fr.select_member(strategy="min_cost")
     best = fr.select_member(strategy="max_quality")
-    assert cheapest.objectives["cost_usd"] < best.objectives["cost_usd"]
+    assert cheapest.objectives["tokens"] < best.objectives["tokens"]
     assert cheapest.objectives["quality"] < best.objectives["quality"]
-    assert fr.select_member(max_cost=cheapest.objectives["cost_usd"]).member_id == cheapest.member_id
     assert fr.select_member(min_quality=best.objectives["quality"]).member_id == best.member_id
     pipe, member = member_pipeline(root, strategy="max_quality", overrides={"cache_dir": str(tmp / "c")})
     assert member.member_id == best.member_id
-    ready = fr.select(strategy="min_cost", overrides={"cache_dir": str(tmp / "c")})  # the README's one-liner
+    ready = load_member(root, strategy="min_cost", overrides={"cache_dir": str(tmp / "c")})  # the README's one-liner
     assert ready.member.member_id == cheapest.member_id and hasattr(ready, "extract")
     assert PHRASE_EVENTS in pipe.programs.stage1.extract.predict.signature.instructions
     assert pipe.config.extraction.framenet_hints == bool(best.settings["framenet_hints"])
+    assert pipe.config.chunking.max_sentences == CAMPAIGN["pipeline"]["chunking.max_sentences"]
+
+
+def test_verify_realizes_the_promise_on_the_validation_document(campaign):
+    """Deployment with the member's programs.json, as `argus extract --frontier` loads it, costs and
+    scores exactly what the campaign promised on the same document."""
+    from optimizers.frontier import Frontier
+    from optimizers.verify import verify_member
+
+    tmp, result, _ = campaign
+    root = tmp / "compiled" / "simtest"
+    for member in Frontier.load(root).members:
+        report = verify_member(root, split="val", member=member.member_id, overrides={"cache_dir": str(tmp / "v")},
+                               lm_builder=simulated_lm_builder(SimulatedEngine()))
+        assert report.ok and report.cost_key == "tokens"
+        (row,) = report.rows
+        assert row["document"] == VAL_DOC
+        assert row["realized tokens"] == pytest.approx(row["promised tokens"])
+        assert row["realized quality"] == pytest.approx(row["promised quality"])
+    # a promise the deployment does not keep (here: a manifest promising 20 % fewer tokens) fails verification
+    import shutil
+
+    tampered = tmp / "tampered" / "simtest"
+    shutil.copytree(root, tampered)
+    member = Frontier.load(tampered).members[0]
+    path = tampered / member.member_id / "manifest.json"
+    data = json.loads(path.read_text())
+    data["splits"]["val"]["per_document"][VAL_DOC]["tokens"] *= 0.8
+    path.write_text(json.dumps(data))
+    broken = verify_member(tampered, split="val", member=member.member_id, overrides={"cache_dir": str(tmp / "v")},
+                           lm_builder=simulated_lm_builder(SimulatedEngine()))
+    assert not broken.ok and broken.rows[0]["within"] == "no"
+    assert broken.realized > broken.interval[1]
 
 
 def test_stop_file_ends_the_campaign_cleanly(tmp_path):
@@ -131,21 +197,52 @@ Campaign(cfg, {run!r}, {compiled!r}, lm_builder=simulated_lm_builder(engine)).ru
 """
 
 
-def test_killed_campaign_resumes_without_redoing_finished_work(tmp_path):
+def _frontier_view(compiled) -> dict:
+    """What a user acts on: members, every candidate's scores and lineage, hypervolume, and each member's
+    promised figures on val and test."""
+    root = compiled / "simtest"
+    ff = json.loads((root / "frontier.json").read_text())
+    view = {
+        "members": ff["members"], "reference": ff["reference"], "hv": ff["hypervolume_history"],
+        "candidates": sorted((r["id"], round(r["quality"], 9), r["tokens"], r["on_frontier"], r["iteration"], r["parent"])
+                             for r in ff["all_candidates"]),
+    }
+    for m in ff["members"]:
+        man = json.loads((root / m / "manifest.json").read_text())
+        view[m] = {split: (round(sc["quality"], 9), sc["tokens"],
+                           {d: {k: v for k, v in r.items() if k != "seconds"} for d, r in sc["per_document"].items()})
+                   for split, sc in man["splits"].items()}
+    return view
+
+
+@pytest.mark.parametrize("phase", ["gepa", "val", "finalize"])
+def test_killed_campaign_resumes_to_the_same_frontier(tmp_path, campaign, phase):
+    """SIGKILL while GEPA runs, while candidates are deployed on validation, or while the frontier is
+    finalized: the same command resumes, reuses every finished evaluation, and ends with the frontier an
+    uninterrupted run gives."""
     run, compiled = tmp_path / "run", tmp_path / "compiled"
     code = CHILD.format(project=str(PROJECT), cfg=CAMPAIGN, run=str(run), compiled=str(compiled))
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 240
-    evals = run / "evals"
+    deadline = time.time() + 300
+    status = run / "status.json"
+    seen = None
     while time.time() < deadline and proc.poll() is None:
-        if evals.exists() and any(evals.glob("val-*.json")) and (run / "trials").exists():
+        try:
+            now = json.loads(status.read_text())
+        except (OSError, ValueError):
+            now = {}
+        seen = now.get("phase")
+        if seen == phase and (phase != "val" or now.get("candidate", 0) >= 1):  # val: after a finished evaluation
             break
-        time.sleep(0.2)
+        time.sleep(0.02)
     assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    assert seen == phase
+    evals = run / "evals"
     before = {p.name: json.loads(p.read_text()) for p in evals.glob("*.json")}
-    assert before
+    if phase != "gepa":
+        assert before
     computed: list[str] = []
 
     class Recording(Campaign):
@@ -154,19 +251,19 @@ def test_killed_campaign_resumes_without_redoing_finished_work(tmp_path):
                 computed.append(f"{split}-{key}.json")
             return super()._eval(key, split, *args, **kwargs)
 
-    builder = simulated_lm_builder(SimulatedEngine())
-    result = Recording(CampaignConfig(**CAMPAIGN), run, compiled, lm_builder=builder).run()
+    result = Recording(CampaignConfig(**CAMPAIGN), run, compiled, lm_builder=simulated_lm_builder(SimulatedEngine())).run()
+    assert not result.stopped and not result.failed
     # every evaluation finished before the kill is reused as it was, none is redone
     assert not set(computed) & set(before)
-    fields = ("per_example", "quality", "cost_usd", "tokens")
+    fields = ("per_example", "quality", "cost_usd", "tokens", "doc_ids")
     for name, old in before.items():
         new = json.loads((evals / name).read_text())
         assert {f: new[f] for f in fields} == {f: old[f] for f in fields}
-    assert computed  # and the work that was not finished is done now
-    assert len(result.hypervolume_history) >= 1 and result.frontier
-    assert not result.stopped
-    ledger = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
-    assert ledger and all("api_key" not in json.dumps(e) for e in ledger)
+    # and the frontier is the one an uninterrupted campaign writes
+    base_tmp, _, _ = campaign
+    assert _frontier_view(compiled) == _frontier_view(base_tmp / "compiled")
+    ledger = (run / "ledger.jsonl").read_text().splitlines()
+    assert ledger and all("api_key" not in line for line in ledger)
 
 
 def test_fact_fallback_and_chunker_join_the_members(tmp_path):
@@ -175,17 +272,21 @@ def test_fact_fallback_and_chunker_join_the_members(tmp_path):
     root = tmp_path / "compiled" / "simtest"
     aux = {p: json.loads((tmp_path / "run" / "trials").glob(f"*/aux-{p}.json").__next__().read_text())
            for p in ("fact_fallback", "chunker", "resolver", "qa")}
-    assert 0 < aux["fact_fallback"]["val"]["quality"] <= 1 and aux["chunker"]["val"]["n_docs"] == 1
+    assert 0 < aux["fact_fallback"]["val"]["quality"] <= 1 and aux["chunker"]["val"]["n"] == 1
     assert len(aux["resolver"]["val"]["per_example"]) == 6 and 0 <= aux["resolver"]["val"]["quality"] <= 1
     for member in result.frontier:
         manifest = json.loads((root / member / "manifest.json").read_text())
         assert set(manifest["settings"]["aux_quality"]) == {"fact_fallback", "chunker", "resolver", "qa"}
-        assert {"fact_fallback", "chunker", "resolver", "qa"} <= set(manifest["stage_costs"])
         assert "resolver.resolve.predict" in manifest["prompts"] and "qa.answer.predict" in manifest["prompts"]
         assert "fact_fallback.select.predict" in manifest["prompts"] and "chunker.plan.predict" in manifest["prompts"]
+        # the member's cost is its deployment runs': the evolved chunker and resolver are in them, QA (not part
+        # of extraction) and the auxiliary programs' own evaluations are not
         ev = next(e for e in result.evaluations if e.key == member)
-        extra = sum(aux[p]["val"]["tokens"] for p in aux)
-        assert manifest["objectives"]["tokens"] == pytest.approx(ev.tokens + extra)
+        assert manifest["objectives"]["tokens"] == pytest.approx(ev.tokens)
+        assert "qa" not in manifest["stage_costs"] and "chunker" in manifest["stage_costs"]
+        for prog in ("chunker", "resolver"):
+            name = f"{prog}.{'plan' if prog == 'chunker' else 'resolve'}.predict"
+            assert manifest["prompts"][name] == aux[prog]["instructions"][name]
         state = json.loads((root / member / "programs.json").read_text())
         assert "fact_fallback.select.predict" in state and "chunker.plan.predict" in state
 
@@ -204,3 +305,4 @@ def test_models_are_searched_per_stage(tmp_path):
 
     o = member_overrides(manifest["settings"])
     assert o["lm.stages.stage2.model"] == "local/other" and o["lm.stages.stage1.model"] == "local/smollm2"
+    assert o["lm.stages.chunker.model"] == "local/smollm2" and o["chunking.max_sentences"] == 12

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, wilcoxon
 
+from argus.answers import normalize_answer, token_f1
 from argus.experiments.stats import (
     mcnemar_exact,
-    normalize_answer,
     paired_bootstrap_ci,
     paired_table,
     sign_flip_permutation,
-    token_f1,
     wilcoxon_signed_rank,
 )
 

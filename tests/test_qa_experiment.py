@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from dspy.lm15 import Message, Response, TextPart, Usage
 
+from argus.answers import token_f1
 from argus.experiments import qa
-from argus.experiments.qa import QADocument, Sentence
-from argus.experiments.stats import token_f1
+from argus.linearize import QADocument, Sentence
 from argus.paths import complaints_dir
 
 _FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
@@ -195,7 +195,7 @@ def test_run_qa_rows_exclusion_and_tables(tmp_path):
                        chunk_sentences=4, n_resamples=200)
     rows = tables["questions"]
     assert len(rows) == 9 and set(rows["condition"]) == set(qa.CONDITIONS)
-    # every LM answer is scored with stats.token_f1 against the gold answer
+    # every LM answer is scored with argus.answers.token_f1 against the gold answer
     for _, r in rows[rows["ok"]].iterrows():
         assert r["f1"] == pytest.approx(token_f1(r["answer"], r["gold"]))
     ekg_q1 = rows[(rows.qid == "q1") & (rows.condition == "ekg")].iloc[0]
@@ -276,3 +276,25 @@ def test_real_pipeline_graph_folder_matches_by_doc_id():
     lin = qa.linearize_graph(d.graph, d.graph_sentences)
     ctx = qa.build_contexts(lin, [], None)
     assert 0.0 <= np.nanmean([qa.evidence_recall(ctx["ekg"], q["evidence"], d.sentences) for q in d.questions]) <= 1.0
+
+
+def test_core_modules_hold_the_one_implementation_and_do_not_import_experiments():
+    """argus.answers / argus.linearize are the single home of token F1 and the EKG linearization; the
+    experiments re-export them, and metrics/optimizers reach them without importing argus.experiments."""
+    import subprocess
+    from pathlib import Path
+    import sys
+
+    import argus.answers
+    import argus.linearize
+    from argus.experiments import stats
+
+    for name in ("Sentence", "QADocument", "load_qa_documents", "Block", "LinearizedEKG", "linearize_graph", "fit_ekg"):
+        assert getattr(qa, name) is getattr(argus.linearize, name)
+    assert qa.token_f1 is stats.token_f1 is argus.answers.token_f1
+    assert stats.normalize_answer is argus.answers.normalize_answer
+    code = ("import sys, argus.answers, argus.linearize, metrics.gepa, optimizers.examples; "
+            "print(sorted(m for m in sys.modules if m.startswith('argus.experiments')))")
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert res.stdout.strip() == "[]"

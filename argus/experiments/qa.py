@@ -10,14 +10,15 @@ and its model (config stage ``qa``) are held fixed; only the context changes:
 2. **hybrid** — the linearized EKG followed by the same retrieved windows;
 3. **ekg** — the linearized EKG only.
 
-The linearized EKG lists entities (name, kind, role, aliases), events (type, verb, participants
-with roles, time, and the text of each sentence the event cites), then the temporal and causal
-edges between events. Every context is capped at ``max_context_words`` words (the embedded model
-has 8,192 tokens of context): windows past the cap are dropped from the lowest rank; when the EKG
-does not fit, its events are kept in order of similarity to the question (then shown in graph
-order) with the edges among the kept events, so a capped EKG is itself retrieved.
+The linearized EKG (:mod:`argus.linearize`) lists entities (name, kind, role, aliases), events
+(type, verb, participants with roles, time, and the text of each sentence the event cites), then
+the temporal and causal edges between events. Every context is capped at ``max_context_words``
+words (the embedded model has 8,192 tokens of context): windows past the cap are dropped from the
+lowest rank; when the EKG does not fit, its events are kept in order of similarity to the question
+(then shown in graph order) with the edges among the kept events, so a capped EKG is itself
+retrieved.
 
-Scores: SQuAD token F1 of the answer against the gold answer (:func:`stats.token_f1`), per
+Scores: SQuAD token F1 of the answer against the gold answer (:func:`argus.answers.token_f1`), per
 condition and per question type; answer-evidence recall of each context (the share of a
 question's gold evidence sentences that the context contains — a gold sentence counts when the
 sentences quoted in the context cover at least half of its character span in ``complaint.txt``, or
@@ -33,19 +34,29 @@ complaints, GPT-4o) come from its own corpus and model; they are not comparable 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
 
+from argus.answers import normalize_answer, token_f1
 from argus.errors import ArgusError, InputError
 from argus.experiments.common import Answered, answering_lm, experiment_ledger, metered_call
-from argus.experiments.stats import normalize_answer, paired_table, token_f1
+from argus.experiments.stats import paired_table
+from argus.linearize import (  # the one implementation; these names stay importable from here
+    Block,
+    LinearizedEKG,
+    QADocument,
+    Sentence,
+    block_of,
+    fit_ekg,
+    linearize_graph,
+    load_qa_documents,
+)
 
 CONDITIONS: tuple[str, ...] = ("raw", "hybrid", "ekg")
 CONDITION_LABELS = {"raw": "Raw document", "hybrid": "Hybrid text + EKG", "ekg": "EKG only"}
@@ -58,100 +69,7 @@ MAX_CONTEXT_WORDS = 1500
 SPAN_COVERAGE = 0.5
 
 
-# ----------------------------------------------------------------------------- documents
-
-
-@dataclass(frozen=True)
-class Sentence:
-    id: str
-    text: str
-    span: tuple[int, int] | None
-
-
-@dataclass
-class QADocument:
-    """One annotated complaint: its FACTS sentences, FAQ questions and the graph used for it.
-
-    ``sentences`` is the gold sentence index (what FAQ evidence ids name); ``graph_sentences`` the
-    index the graph's evidence ids name (the gold one, or the DocumentEKG's own sentences).
-    """
-
-    doc_id: str
-    split: str
-    facts: list[Sentence]
-    sentences: dict[str, Sentence]
-    questions: list[dict]
-    graph: dict | None
-    graph_sentences: dict[str, Sentence] = field(default_factory=dict)
-
-
-def _sentence(s: dict) -> Sentence:
-    span = s.get("span")
-    return Sentence(str(s["id"]), str(s.get("text") or ""), (int(span[0]), int(span[1])) if span else None)
-
-
-def load_ekg_folder(folder: str | Path) -> dict[str, tuple[dict, dict[str, Sentence]]]:
-    """``doc_id → (graph, sentence index)`` from every ``*.ekg.json`` (DocumentEKG) in ``folder``."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"--graphs: {folder} is neither 'gold' nor a folder of *.ekg.json files")
-    out: dict[str, tuple[dict, dict[str, Sentence]]] = {}
-    for path in sorted(folder.glob("*.ekg.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            out[data["doc_id"]] = (data["graph"], {s["id"]: _sentence(s) for s in data.get("sentences") or []})
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{path}: not a DocumentEKG JSON file ({exc})") from exc
-    if not out:
-        raise InputError(f"no *.ekg.json files in {folder}")
-    return out
-
-
-def load_qa_documents(split: str = "dev", graphs: str | Path = "gold") -> list[QADocument]:
-    """The annotated complaints of ``split`` that have FAQ questions, each with the chosen graph
-    (``None`` when a graph folder has no EKG for it)."""
-    from argus.paths import complaints_dir
-
-    root = complaints_dir(split)
-    if not root.exists():
-        raise InputError(f"no annotated complaints at {root} (set ARGUS_DATA_ROOT)")
-    folder = None if str(graphs) == "gold" else load_ekg_folder(graphs)
-    docs: list[QADocument] = []
-    for d in sorted(p for p in root.iterdir() if (p / "gold.json").exists()):
-        gold = json.loads((d / "gold.json").read_text(encoding="utf-8"))
-        if not gold.get("faq"):
-            continue
-        sentences: dict[str, Sentence] = {}
-        facts: list[Sentence] = []
-        for sec in gold.get("sections") or []:
-            for para in sec.get("paragraphs") or []:
-                for s in para:
-                    sent = _sentence(s)
-                    sentences[sent.id] = sent
-                    if sec.get("kind") == "facts" or s.get("section") == "facts":
-                        facts.append(sent)
-        if folder is None:
-            graph, graph_sentences = gold.get("graph"), sentences
-        else:
-            graph, graph_sentences = folder.get(gold["doc_id"], (None, {}))
-        docs.append(QADocument(gold["doc_id"], split, facts, sentences, list(gold["faq"]), graph, graph_sentences))
-    return docs
-
-
 # ----------------------------------------------------------------------------- contexts
-
-
-@dataclass(frozen=True)
-class Block:
-    """A piece of context text and the sentences (spans into complaint.txt, and texts) it quotes."""
-
-    text: str
-    spans: tuple[tuple[int, int], ...] = ()
-    quoted: tuple[str, ...] = ()
-
-    @property
-    def words(self) -> int:
-        return len(self.text.split())
 
 
 @dataclass
@@ -170,88 +88,13 @@ class Context:
         return len(self.text.split())
 
 
-def _block_of(sentences: Sequence[Sentence], text: str) -> Block:
-    return Block(text, tuple(s.span for s in sentences if s.span), tuple(s.text for s in sentences))
-
-
 def raw_chunks(doc: QADocument, size: int = CHUNK_SENTENCES) -> list[Block]:
     """Consecutive, non-overlapping windows of ``size`` FACTS sentences."""
     out = []
     for i in range(0, len(doc.facts), size):
         window = doc.facts[i : i + size]
-        out.append(_block_of(window, " ".join(s.text for s in window)))
+        out.append(block_of(window, " ".join(s.text for s in window)))
     return out
-
-
-@dataclass
-class LinearizedEKG:
-    header: list[Block]
-    events: list[tuple[str, Block]]  # (event id, its block) in graph order
-    edges: list[tuple[str, str, Block]]  # (source, target, line)
-
-
-def linearize_graph(graph: dict | Any, sentences: dict[str, Sentence]) -> LinearizedEKG:
-    """The EKG as text blocks: entities, one block per event (with the sentences it cites), edges."""
-    g = graph.model_dump() if hasattr(graph, "model_dump") else (graph or {})
-    names = {e["id"]: e.get("name") or e["id"] for e in g.get("entities") or []}
-    header = []
-    ent_lines = []
-    for e in g.get("entities") or []:
-        aliases = [a for a in e.get("aliases") or [] if a]
-        extra = f"; also called {', '.join(aliases)}" if aliases else ""
-        ent_lines.append(f"{e['id']} {e.get('name', '')} ({e.get('kind', 'other')}, {e.get('role', 'other')}{extra})")
-    if ent_lines:
-        header.append(Block("Entities:\n" + "\n".join(ent_lines)))
-    events = []
-    verbs = {}
-    for ev in g.get("events") or []:
-        verbs[ev["id"]] = ev.get("verb") or ev.get("type") or ev["id"]
-        parts = [f"{p.get('role', 'participant')} {names.get(p.get('entity'), p.get('entity'))}" for p in ev.get("participants") or []]
-        t = ev.get("time") or {}
-        when = f"time {t['value']}" if t.get("value") else "time unknown"
-        line = f"{ev['id']} {ev.get('type', 'other')}: {ev.get('verb', '')}" + (f" — {', '.join(parts)}" if parts else "") + f"; {when}"
-        cited = [sentences[sid] for sid in ev.get("evidence") or [] if sid in sentences]
-        quotes = "".join(f'\n  [{s.id}] "{s.text}"' for s in cited)
-        events.append((ev["id"], _block_of(cited, line + quotes)))
-    edges = []
-    for kind in ("temporal_edges", "causal_edges"):
-        for e in g.get(kind) or []:
-            s, t = e.get("source"), e.get("target")
-            edges.append((s, t, Block(f"{s} ({verbs.get(s, s)}) {e.get('relation', 'RELATED')} {t} ({verbs.get(t, t)})")))
-    return LinearizedEKG(header, events, edges)
-
-
-def _render_ekg(lin: LinearizedEKG, keep: set[str]) -> tuple[str, list[Block]]:
-    blocks = list(lin.header)
-    ev = [b for eid, b in lin.events if eid in keep]
-    if ev:
-        blocks.append(Block("Events:"))
-        blocks += ev
-    ed = [b for s, t, b in lin.edges if s in keep and t in keep]
-    if ed:
-        blocks.append(Block("Relations between events:"))
-        blocks += ed
-    return "\n".join(b.text for b in blocks), blocks
-
-
-def fit_ekg(lin: LinearizedEKG, budget: int, event_order: Sequence[str] | None) -> tuple[str, list[Block], bool]:
-    """The linearized EKG within ``budget`` words: everything when it fits; otherwise events are
-    added in ``event_order`` (most relevant first) while the rendering fits."""
-    all_ids = [eid for eid, _ in lin.events]
-    text, blocks = _render_ekg(lin, set(all_ids))
-    if len(text.split()) <= budget:
-        return text, blocks, False
-    keep: set[str] = set()
-    for eid in event_order or all_ids:
-        trial = keep | {eid}
-        t, _ = _render_ekg(lin, trial)
-        if len(t.split()) <= budget:
-            keep = trial
-    text, blocks = _render_ekg(lin, keep)
-    if len(text.split()) > budget:  # even the entity list alone is too long
-        words = text.split()[:budget]
-        text, blocks = " ".join(words), []
-    return text, blocks, True
 
 
 _PASSAGES_HEADER = "Passages of the complaint:"

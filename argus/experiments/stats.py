@@ -6,19 +6,19 @@ formulas follow the ARGUS paper's protocol for the document-QA comparison (Secti
 Appendix D.1): a paired bootstrap 95% confidence interval of the mean difference (10,000
 resamples), the Wilcoxon signed-rank test and a sign-flip paired permutation test (10,000
 permutations); McNemar's exact test for paired correctness (multiple choice, classification);
-SQuAD-style token F1 for short free-text answers.
+SQuAD-style token F1 for short free-text answers (:func:`argus.answers.token_f1`, re-exported
+here).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
-import string
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from argus.answers import normalize_answer, token_f1  # re-exported: the one implementation lives there
 
 __all__ = [
     "paired_bootstrap_ci", "wilcoxon_signed_rank", "sign_flip_permutation", "mcnemar_exact",
@@ -152,38 +152,6 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> tuple
         return b, c, 1.0
     res = mcnemar(table, exact=True)
     return b, c, float(min(1.0, res.pvalue))
-
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCT = set(string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD v1.1 normalization: lowercase, drop ASCII punctuation, drop articles, squeeze spaces."""
-    text = str(text).lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD-style token F1 between a predicted and a reference answer.
-
-    Both are normalized (:func:`normalize_answer`) and split on whitespace; the overlap is the
-    size of the multiset intersection of the tokens; precision = overlap / #prediction tokens,
-    recall = overlap / #reference tokens, F1 their harmonic mean. Two empty answers score 1.0;
-    one empty answer scores 0.0.
-    """
-    pred = normalize_answer(prediction).split()
-    ref = normalize_answer(reference).split()
-    if not pred or not ref:
-        return float(pred == ref)
-    overlap = sum((Counter(pred) & Counter(ref)).values())
-    if overlap == 0:
-        return 0.0
-    precision = overlap / len(pred)
-    recall = overlap / len(ref)
-    return 2 * precision * recall / (precision + recall)
 
 
 def paired_table(

@@ -1,0 +1,118 @@
+"""The campaign file (``campaigns/<name>.yaml``) as a typed model: data splits, metric weights, the
+settings an Optuna search explores, models, the deployment configuration and the budgets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from argus.config import LMSpec
+from argus.errors import ConfigError
+
+SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
+AUX_PROGRAMS = ("fact_fallback", "chunker", "resolver", "qa")
+"""Programs that evolve on their own examples and metric (Stage 1 and Stage 2 evolve in the pipeline)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SplitSpec(_Strict):
+    split: str = Field(description="Folder under us_complaints: train or dev")
+    docs: int | None = Field(default=None, ge=1, description="Documents to use (None: all)")
+    doc_offset: int = Field(default=0, ge=0, description="Documents to skip first")
+    ids: list[str] | None = Field(default=None, description="Name the documents (doc ids) instead of docs/doc_offset")
+    chunks_per_doc: int | None = Field(
+        default=None, ge=1, description="train: chunk examples per document for GEPA's minibatches (None: all). "
+        "val/test are scored on whole documents; for them this only sizes the auxiliary programs' examples")
+
+
+class DataSpec(_Strict):
+    root: str | None = Field(default=None, description="us_complaints folder (default: the shared data)")
+    train: SplitSpec = Field(default_factory=lambda: SplitSpec(split="train", docs=2, chunks_per_doc=3))
+    val: SplitSpec = Field(default_factory=lambda: SplitSpec(split="dev", docs=2, chunks_per_doc=2))
+    test: SplitSpec = Field(default_factory=lambda: SplitSpec(split="dev", docs=2, doc_offset=2, chunks_per_doc=2))
+    max_sentences: int = Field(default=6, ge=2, description="Sentences per chunk example of the train split")
+    overlap: int = Field(default=2, ge=0)
+
+
+class MetricSpec(_Strict):
+    weights: dict[str, float] = Field(default_factory=lambda: {"structural": 0.5, "judge": 0.0, "gold": 0.5})
+    structural_weights: dict[str, float] | None = None
+    coverage_target: float = Field(default=0.7, gt=0, le=1)
+
+
+class SpaceSpec(_Strict):
+    task_model: list[str] = Field(default_factory=lambda: ["local/smollm2"], description="Stage 1 (and Stage 2 unless stage2_model)")
+    stage2_model: list[str] | None = Field(default=None, description="Stage 2's own model list (None: the Stage 1 model)")
+    reflection_model: list[str] | None = Field(default=None, description="Reflection models to search (None: models.reflection)")
+    judge_model: list[str] | None = Field(default=None, description="Judge models to search (None: models.judge)")
+    temperature: list[float] = Field(default_factory=lambda: [0.0])
+    max_retries: list[int] = Field(default_factory=lambda: [0])
+    framenet_hints: list[bool] = Field(default_factory=lambda: [False])
+
+
+class ModelsSpec(_Strict):
+    reflection: str | dict = "local/smollm2"
+    judge: str | dict | None = None
+    defaults: dict = Field(default_factory=dict, description="LMSpec fields applied to every model (api_base, n_ctx, …)")
+
+
+class BudgetSpec(_Strict):
+    trials: int = Field(default=2, ge=1)
+    max_metric_calls: int = Field(default=12, ge=1, description="GEPA metric calls per trial")
+    max_usd: float | None = Field(default=None, ge=0, description="Summed over ALL models (task, judge, reflection)")
+    wall_clock_s: float | None = Field(default=None, gt=0)
+    max_cost_per_doc: float | None = Field(default=None, ge=0, description="Frontier constraint (USD per document)")
+    seconds_per_call: float = Field(default=12.0, gt=0, description="For the estimate only")
+
+
+class CampaignConfig(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
+        default_factory=lambda: ["stage1", "stage2"],
+        description="Stage 1 / Stage 2 evolve jointly inside the pipeline on chunk examples; fact_fallback, chunker, "
+        "resolver and qa each evolve on their own examples and metric and their best candidate joins every member "
+        "of the trial. Every member is then scored and priced by deployment runs of the whole pipeline",
+    )
+    data: DataSpec = Field(default_factory=DataSpec)
+    metric: MetricSpec = Field(default_factory=MetricSpec)
+    space: SpaceSpec = Field(default_factory=SpaceSpec)
+    models: ModelsSpec = Field(default_factory=ModelsSpec)
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    reflection_minibatch_size: int = Field(default=2, ge=1)
+    pipeline: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "
+        "chunking.max_sentences, merge.max_pairs); recorded in each member, so `argus extract --frontier` "
+        "runs the same configuration")
+    seed: int = 0
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CampaignConfig":
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"campaign file {p} does not exist")
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"campaign file {p} is not valid YAML: {exc}") from exc
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"campaign file {p}: {exc}") from exc
+
+    def lm_spec(self, model: str | dict, **overrides) -> LMSpec:
+        data = dict(self.models.defaults)
+        data.update({"model": model} if isinstance(model, str) else dict(model))
+        data.update(overrides)
+        try:
+            return LMSpec(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"campaign {self.name}: model {model!r}: {exc}") from exc
+
+

@@ -1,0 +1,53 @@
+"""GEPA's reflection step answered as plain text (the instruction in a ``` block)."""
+
+from __future__ import annotations
+
+import json
+
+
+class TextInstructionProposer:
+    """GEPA's reflection prompt (current instruction + examples with feedback), answered as plain
+    text with the new instruction in a ``` block — GEPA's own protocol.
+
+    DSPy's default proposer asks for JSON; under a JSON grammar a small local model samples a long
+    free string very slowly (minutes per token budget on 2 cores), and plain text is what GEPA's
+    reflection prompt was written for. An empty or unusable answer proposes nothing for that
+    component (GEPA then moves on).
+    """
+
+    def __init__(self, lm, max_chars: int = 4000, max_feedback_chars: int = 6000):
+        self.lm = lm
+        self.max_chars = max_chars
+        self.max_feedback_chars = max_feedback_chars
+
+    def _records(self, records) -> list[dict]:
+        out = []
+        for r in records:
+            r = dict(r)
+            for k, v in list(r.items()):
+                text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)
+                if len(text) > self.max_feedback_chars:
+                    r[k] = text[: self.max_feedback_chars] + " …"
+            out.append(r)
+        return out
+
+    def __call__(self, candidate: dict[str, str], reflective_dataset, components_to_update: list[str]) -> dict[str, str]:
+        from gepa.strategies.instruction_proposal import InstructionProposalSignature as Proposal
+
+        results: dict[str, str] = {}
+        for name in components_to_update:
+            if name not in candidate or name not in reflective_dataset:
+                continue
+            prompt = Proposal.prompt_renderer({
+                "current_instruction_doc": candidate[name],
+                "dataset_with_feedback": self._records(reflective_dataset[name]),
+                "prompt_template": None,
+            })
+            answer = self.lm(prompt) if isinstance(prompt, str) else self.lm(messages=prompt)
+            text = answer[0] if answer else ""
+            if isinstance(text, dict):
+                text = text.get("text") or ""
+            new = Proposal.output_extractor(str(text)).get("new_instruction", "").strip()
+            if new and new != candidate[name].strip():
+                results[name] = new[: self.max_chars]
+        return results
