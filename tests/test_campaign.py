@@ -306,3 +306,15 @@ def test_models_are_searched_per_stage(tmp_path):
     o = member_overrides(manifest["settings"])
     assert o["lm.stages.stage2.model"] == "local/other" and o["lm.stages.stage1.model"] == "local/smollm2"
     assert o["lm.stages.chunker.model"] == "local/smollm2" and o["chunking.max_sentences"] == 12
+
+
+def test_report_shows_optimization_spend_apart_from_member_cost(campaign):
+    from optimizers.report import write_report
+
+    tmp, result, _ = campaign
+    html = write_report(tmp / "compiled" / "simtest").read_text()
+    spend = html.split("<h2>Optimization spend</h2>", 1)[1].split("</section>", 1)[0]
+    assert "deployment runs on validation documents" in spend and "reflection (GEPA" in spend
+    assert "None of it is part of a member" in spend and "trial 2" in spend
+    stage = html.split("<h2>Per-stage cost</h2>", 1)[1].split("</section>", 1)[0]
+    assert "data:image/png;base64" in stage

@@ -46,6 +46,7 @@ def test_run_optimize_exits_non_zero_on_a_missing_or_unparsable_campaign_file(tm
         (["annotate", "export", "{tmp}/nothing", "--out", "{tmp}/s.csv"], 2, "no *.ekg.json"),
         (["annotate", "report", "{tmp}/nothing.csv"], 2, "cannot read the annotation sheet"),
         (["frontier", "show", "{tmp}/nothing"], 2, "not found"),
+        (["frontier", "verify", "{tmp}/nothing"], 2, "not found"),
         (["experiment", "clustering"], 2, "no annotated complaints"),
         (["train-facts", "--out", "{tmp}/head.json"], 2, "no annotated complaints"),
     ],

@@ -256,10 +256,12 @@ CRASH_CAMPAIGN = {
     "programs": ["stage1", "stage2"],
     "data": {
         "train": {"split": "train", "docs": 1, "chunks_per_doc": 1},
-        "val": {"split": "dev", "docs": 1, "chunks_per_doc": 1},
-        "test": {"split": "dev", "docs": 1, "doc_offset": 1, "chunks_per_doc": 1},
+        "val": {"split": "dev", "ids": ["nysd-1-24-cv-03572"]},
+        "test": {"split": "dev", "ids": ["kyed-5-23-cv-00318"]},
         "max_sentences": 3,
     },
+    # whole complaints are deployed: keep each run to one small chunk on 2 cores
+    "pipeline": {"limits.max_narrative_sentences": 4, "chunking.max_sentences": 8, "merge.resolver": False},
     "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
     "space": {"task_model": ["local/smollm2"], "framenet_hints": [False], "max_retries": [0], "temperature": [0.0]},
     "models": {"reflection": "local/smollm2"},

@@ -160,3 +160,29 @@ def test_member_programs_load_predictor_by_predictor(tmp_path):
     loaded = load_member_programs(tmp_path, max_retries=1)
     assert loaded.stage1.extract.predict.signature.instructions == "EVOLVED"
     assert loaded.qa.answer.predict.signature.instructions == ArgusPrograms().qa.answer.predict.signature.instructions
+
+
+def test_judge_criticism_reaches_the_predictors_that_can_fix_it():
+    from metrics.base import MetricResult
+
+    scores = {"factual_accuracy": 2, "completeness": 5, "relevance": 5, "faithfulness": 5, "coherence": 2, "overall": 3}
+    j = judge_result({c: {"score": s, "rationale": f"why {c}"} for c, s in scores.items()})
+    result = MetricResult("quality", j.score, j.components, j.defects)
+    stage1, stage2 = result.feedback_for("stage1"), result.feedback_for("stage2")
+    assert "why factual_accuracy" in stage1 and "why coherence" not in stage1
+    assert "why coherence" in stage2 and "why factual_accuracy" not in stage2
+    assert "why overall" in stage1 and "why overall" in stage2  # the overall verdict reaches both
+
+
+def test_gepa_metric_runs_the_judge_once_per_prediction(judge):
+    metric = GraphMetric(judge=judge)
+    example = dspy.Example(example_id="d:C1", sentence_ids=["S1", "S2", "S3"], sentences=SENTENCES).with_inputs("sentence_ids")
+    pred = dspy.Prediction(**_graph(causal_self_loop=True).model_dump())
+    calls = len(judge.ledger.entries)
+    first = metric(example, pred)
+    for name in ("programs.stage1.extract.predict", "programs.stage2.relate.predict"):
+        metric(example, pred, None, name, None)
+    assert len(judge.ledger.entries) == calls + 1 and metric.evaluations == 1
+    other = dspy.Prediction(**_graph().model_dump())  # a different prediction is judged anew
+    assert metric(example, other).score != first.score or len(judge.ledger.entries) == calls + 2
+    assert metric.evaluations == 2
