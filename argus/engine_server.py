@@ -2,7 +2,7 @@
 
 Started by ``argus.engine.ManagedServer`` as ``python -m argus.engine_server …``; not meant to be
 run by hand (``python -m llama_cpp.server`` is the user-facing equivalent). It differs from that
-command in three ways:
+command in four ways:
 
 - it binds 127.0.0.1;
 - it exits on its own when the process that started it is gone (killed, crashed, or ended
@@ -10,7 +10,9 @@ command in three ways:
 - the model runs on the process's main thread (the thread that loaded it), and HTTP is served
   from a second thread. ``llama_cpp.server`` runs each completion on a worker thread of the
   event loop's pool, where llama.cpp's OpenMP threads stop spinning between tokens: with a JSON
-  grammar that made generation about 5 times slower on 2 cores (158 tokens: 8.2 s against 1.7 s).
+  grammar that made generation about 5 times slower on 2 cores (158 tokens: 8.2 s against 1.7 s);
+- every completion evaluates its whole prompt (no reuse of the previous prompt's prefix), so an
+  answer does not depend on the requests that came before it.
 """
 
 from __future__ import annotations
@@ -34,12 +36,27 @@ async def _on_main_thread(func, *args, **kwargs):
     return await asyncio.wrap_future(future)
 
 
+def _forget_previous_prompt() -> None:
+    """Make the next completion evaluate its whole prompt.
+
+    ``Llama.generate`` re-evaluates only what follows the prefix a prompt shares with the previous
+    one; the logits of a prompt evaluated in different pieces differ in the last bits, and greedy
+    decoding can then pick another token. Without the reuse, an answer depends on its request only,
+    not on which requests came before — what a campaign's promise and its verification need."""
+    import llama_cpp.server.app as server_app
+
+    model = getattr(getattr(server_app, "_llama_proxy", None), "_current_model", None)
+    if model is not None:
+        model.reset()
+
+
 def _serve_jobs() -> None:
     while True:
         future, func, args, kwargs = _JOBS.get()
         if not future.set_running_or_notify_cancel():
             continue
         try:
+            _forget_previous_prompt()
             future.set_result(func(*args, **kwargs))
         except BaseException as exc:  # handed to the request that asked
             future.set_exception(exc)

@@ -27,6 +27,7 @@ def show(directory: Path = typer.Argument(..., help="Campaign directory (holds f
     except ArgusError as exc:
         _fail(exc)
     table = fr.table()
+    table["tokens"] = table["tokens"].round().astype("Int64")
     typer.echo(f"campaign {fr.campaign}: {len(fr.members)} frontier member(s) of "
                f"{len(fr.file.all_candidates) or len(fr.members)} candidate(s)")
     if table.empty:
@@ -73,6 +74,7 @@ def verify(
     all_members: bool = typer.Option(False, "--all", help="Verify every member"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
     tolerance: float = typer.Option(0.15, "--tolerance", help="Relative width of the promised cost interval"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Make every call live (a cold deployment's cost)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the verification as JSON"),
 ) -> None:
     """Deploy the selected member on documents and print its promised against its realized cost and
@@ -92,6 +94,7 @@ def verify(
         for mid in ids:
             rep = verify_member(directory, documents or None, split=split, max_cost=max_cost, min_quality=min_quality,
                                 strategy=strategy, member=mid, config_path=config, tolerance=tolerance,
+                                cache=not no_cache,
                                 on_document=lambda d, r: typer.echo(f"  deployed on {d}: quality {r['quality']:.3f}, "
                                                                     f"{r['tokens']:,.0f} tokens, ${r['cost_usd']:.6f}",
                                                                     err=True))

@@ -184,9 +184,13 @@ def _spend(fr: Frontier) -> str:
     trials = spend.get("by_trial", {})
     trial_rows = "".join(row(f"trial {t}: {_PHASES.get(k, k)}", v) for t in sorted(trials, key=int)
                          for k, v in sorted(trials[t].items()))
+    est = spend.get("estimate") or {}
+    estimate = (f'<p class="muted">Estimated before the run: at most {est["optimization_calls"]:,} optimization calls and '
+                f'{est["deployment_calls"]:,} deployment-run calls (about {est.get("calls_per_document", "?")} per '
+                "document).</p>") if "optimization_calls" in est else ""
     return ("<p>What the campaign itself spent to find and measure its members. None of it is part of a "
             "member's cost per document, which comes only from the deployment runs' own ledgers.</p>"
-            f"<table>{head}{body}</table><h3>Per trial</h3><table>{head}{trial_rows}</table>")
+            f"<table>{head}{body}</table>{estimate}<h3>Per trial</h3><table>{head}{trial_rows}</table>")
 
 
 def _unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:

@@ -87,7 +87,13 @@ def resolve_document(ref: str | Path) -> VerifyDocument:
 def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None = None, *, split: str = "test",
                   max_cost: float | None = None, min_quality: float | None = None, strategy: str = "knee",
                   member: str | None = None, config_path: str | Path | None = None, overrides: dict | None = None,
-                  tolerance: float = DEFAULT_TOLERANCE, on_document=None, lm_builder=None) -> VerifyReport:
+                  tolerance: float = DEFAULT_TOLERANCE, on_document=None, lm_builder=None,
+                  cache: bool = True) -> VerifyReport:
+    """Deploy the selected member on ``documents`` (default: its ``split`` documents) and compare.
+
+    ``cache=False`` makes every call live (the realized cost is then what a cold deployment pays);
+    with the cache on, answers from it are counted at their original price, and a document with a
+    cached answer whose original price is unknown is reported as an error."""
     from metrics.quality import DocumentQuality
     from optimizers.deploy import member_pipeline
     from optimizers.evaluation import deployment_run
@@ -96,6 +102,10 @@ def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None =
     if not 0 <= tolerance < 1:
         raise InputError(f"--tolerance must be in [0, 1), got {tolerance}")
     frontier = Frontier.load(frontier_dir)
+    if not cache:
+        from optimizers.deploy import MEMBER_STAGES
+
+        overrides = {**(overrides or {}), **{f"lm.stages.{stage}.cache": False for stage in MEMBER_STAGES}}
     pipeline, chosen = member_pipeline(frontier_dir, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
                                        member=member, config_path=config_path, overrides=overrides, frontier=frontier,
                                        lm_builder=lm_builder)
@@ -118,6 +128,10 @@ def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None =
     val = chosen.splits.get("val")
     mean_promise = float(chosen.objectives.get(cost_key, 0.0))
     report = VerifyReport(chosen.member_id, cost_key, errors=dict(res["errors"]))
+    for doc_id, row in res["per_document"].items():
+        if not row.get("cost_known", 1.0) and doc_id not in report.errors:
+            report.errors[doc_id] = ("some of its calls have no known cost (a cached answer whose original usage "
+                                     "was never recorded, or a response without usage); rerun with --no-cache")
     for d in docs:
         got = res["per_document"][d.doc_id]
         promise = recorded.get(d.doc_id)

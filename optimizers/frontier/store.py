@@ -267,7 +267,8 @@ class Frontier:
         columns = ["member", "quality", "quality_ci_low", "quality_ci_high", "cost_usd", "tokens", "test_quality",
                    "val_only_win", "knee", "parent", "changed_programs", "models"]
         df = pd.DataFrame(rows, columns=columns)
-        return df.sort_values(["cost_usd", "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)
+        cost = self.cost_objective if self.cost_objective in df.columns else "cost_usd"
+        return df.sort_values([cost, "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
     def select_member(self, max_cost: float | None = None, min_quality: float | None = None,
                strategy: str = "knee") -> MemberManifest:

@@ -1,0 +1,105 @@
+"""What a campaign may spend and what it spent: stop conditions (stop file, Ctrl-C, wall clock, USD
+budget, a crashed engine) and the optimization-spend book (per trial and phase, from the ledger)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from argus.engine import engine_crashes
+from argus.io import write_json_atomic
+from argus.ledger import CostLedger
+
+
+
+@dataclass
+class StopConditions:
+    """Stop file, Ctrl-C, wall clock and USD budget in one place (also a GEPA stop callback)."""
+
+    stop_file: Path
+    ledger: CostLedger
+    spent_before: float
+    max_usd: float | None
+    deadline: float | None
+    interrupted: bool = False
+    reason: str = ""
+    crashes_before: int = field(default_factory=engine_crashes)
+    failed: bool = False
+
+    def spent(self) -> float:
+        return self.spent_before + sum(e.cost_usd for e in self.ledger.entries)
+
+    def check(self) -> str:
+        if self.reason:
+            return self.reason
+        if self.interrupted:
+            self.reason = "interrupted (Ctrl-C)"
+        elif engine_crashes() > self.crashes_before:
+            self.failed = True
+            self.reason = ("the local engine crashed twice in one call (see the log above); "
+                           "run the same command again to resume")
+        elif self.stop_file.exists():
+            self.reason = f"stop file {self.stop_file}"
+        elif self.deadline is not None and time.monotonic() > self.deadline:
+            self.reason = "wall-clock budget reached"
+        elif self.max_usd is not None and self.spent() >= self.max_usd:
+            self.reason = f"USD budget reached (${self.spent():.4f} of ${self.max_usd})"
+        return self.reason
+
+    def __call__(self, gepa_state=None) -> bool:  # gepa's StopperProtocol
+        return bool(self.check())
+
+
+
+
+class SpendBook:
+    """Optimization spend per trial and phase, from the campaign ledger.
+
+    A phase records the span of ledger lines it wrote (``RUN/phases.json``); calls of a phase that was
+    killed stay in the ledger and show as ``interrupted``. Within a phase, a call is ``metric`` when
+    it is a judge call, ``reflection`` when GEPA's proposer made it, else the phase's own kind
+    (``gepa`` task calls on chunk minibatches, ``aux:<program>``, ``val`` / ``test`` deployment runs).
+    """
+
+    def __init__(self, run_dir: Path, ledger: CostLedger, lines_before: int):
+        self.path = run_dir / "phases.json"
+        self.ledger = ledger
+        self.lines_before = lines_before
+        self.phases: list[dict] = json.loads(self.path.read_text()) if self.path.exists() else []
+
+    def position(self) -> int:
+        return self.lines_before + len(self.ledger.entries)
+
+    def record(self, trial: int, phase: str, start: int) -> None:
+        end = self.position()
+        if end > start:
+            self.phases.append({"trial": trial, "phase": phase, "start": start, "end": end})
+            write_json_atomic(self.path, self.phases, indent=1)
+
+    def summary(self, entries: list) -> dict:
+        def zero():
+            return {"calls": 0, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0, "list_tokens": 0, "cache_hits": 0}
+
+        def add(bucket, e):
+            bucket["calls"] += 1
+            bucket["billed_usd"] += e.cost_usd
+            bucket["billed_tokens"] += e.prompt_tokens + e.completion_tokens
+            bucket["list_usd"] += e.list_cost_usd
+            bucket["list_tokens"] += e.list_tokens
+            bucket["cache_hits"] += int(e.cache_hit)
+
+        owner: dict[int, tuple[int, str]] = {}
+        for p in self.phases:
+            for i in range(p["start"], min(p["end"], len(entries))):
+                owner[i] = (p["trial"], p["phase"])
+        total, by_phase, by_trial = zero(), {}, {}
+        for i, e in enumerate(entries):
+            trial, phase = owner.get(i, (None, "interrupted"))
+            kind = "metric" if e.stage == "judge" else "reflection" if e.stage == "optimize" else phase
+            add(total, e)
+            add(by_phase.setdefault(kind, zero()), e)
+            if trial is not None:
+                add(by_trial.setdefault(str(trial), {}).setdefault(kind, zero()), e)
+        return {"total": total, "by_phase": by_phase, "by_trial": by_trial}
