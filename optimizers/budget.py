@@ -79,27 +79,27 @@ class SpendBook:
             write_json_atomic(self.path, self.phases, indent=1)
 
     def summary(self, entries: list) -> dict:
-        def zero():
-            return {"calls": 0, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0, "list_tokens": 0, "cache_hits": 0}
-
-        def add(bucket, e):
-            bucket["calls"] += 1
-            bucket["billed_usd"] += e.cost_usd
-            bucket["billed_tokens"] += e.prompt_tokens + e.completion_tokens
-            bucket["list_usd"] += e.list_cost_usd
-            bucket["list_tokens"] += e.list_tokens
-            bucket["cache_hits"] += int(e.cache_hit)
+        """Totals (``metrics.quality.cost_of``: calls, billed and list tokens and USD, cache hits) of all
+        entries, per kind of call and per trial and kind."""
+        from metrics.quality import cost_of
 
         owner: dict[int, tuple[int, str]] = {}
         for p in self.phases:
             for i in range(p["start"], min(p["end"], len(entries))):
                 owner[i] = (p["trial"], p["phase"])
-        total, by_phase, by_trial = zero(), {}, {}
+        by_phase: dict[str, list] = {}
+        by_trial: dict[str, dict[str, list]] = {}
         for i, e in enumerate(entries):
             trial, phase = owner.get(i, (None, "interrupted"))
             kind = "metric" if e.stage == "judge" else "reflection" if e.stage == "optimize" else phase
-            add(total, e)
-            add(by_phase.setdefault(kind, zero()), e)
+            by_phase.setdefault(kind, []).append(e)
             if trial is not None:
-                add(by_trial.setdefault(str(trial), {}).setdefault(kind, zero()), e)
-        return {"total": total, "by_phase": by_phase, "by_trial": by_trial}
+                by_trial.setdefault(str(trial), {}).setdefault(kind, []).append(e)
+
+        def book(group: list) -> dict:
+            c = cost_of(group)
+            return {"calls": c.calls, "billed_usd": c.billed_usd, "billed_tokens": c.billed_tokens, "list_usd": c.usd,
+                    "list_tokens": c.tokens, "cache_hits": c.cache_hits}
+
+        return {"total": book(entries), "by_phase": {k: book(v) for k, v in by_phase.items()},
+                "by_trial": {t: {k: book(v) for k, v in kinds.items()} for t, kinds in by_trial.items()}}

@@ -318,3 +318,33 @@ def test_report_shows_optimization_spend_apart_from_member_cost(campaign):
     assert "None of it is part of a member" in spend and "trial 2" in spend
     stage = html.split("<h2>Per-stage cost</h2>", 1)[1].split("</section>", 1)[0]
     assert "data:image/png;base64" in stage
+
+
+def test_spend_book_attributes_each_call_once(tmp_path):
+    """Phases own the ledger lines they wrote; judge and reflection calls are their own kinds; calls of a
+    phase that never finished (a killed process) show as interrupted; every call counts once."""
+    from argus.ledger import CostLedger, LedgerEntry
+    from optimizers.budget import SpendBook
+
+    def entry(stage, cache=False):
+        n = (0, 0) if cache else (10, 5)
+        return LedgerEntry(doc_id="d", stage=stage, program="p", model="m", prompt_tokens=n[0], completion_tokens=n[1],
+                           cost_usd=0.0, cost_known=True, cache_hit=cache, latency_s=0.0, timestamp="t",
+                           cached_prompt_tokens=10 if cache else 0, cached_completion_tokens=5 if cache else 0)
+
+    ledger = CostLedger()
+    book = SpendBook(tmp_path, ledger, lines_before=0)
+    start = book.position()
+    ledger.extend([entry("stage1"), entry("optimize")])
+    book.record(1, "gepa", start)
+    start = book.position()
+    ledger.extend([entry("stage1", cache=True), entry("judge")])
+    book.record(1, "val", start)
+    ledger.add(entry("stage2"))  # its phase was never recorded
+    s = SpendBook(tmp_path, ledger, 0).summary(ledger.entries)  # phases are read back from RUN/phases.json
+    assert {k: v["calls"] for k, v in s["by_phase"].items()} == {"gepa": 1, "reflection": 1, "val": 1, "metric": 1,
+                                                                  "interrupted": 1}
+    assert s["total"]["calls"] == 5 and s["total"]["list_tokens"] == 75 and s["total"]["billed_tokens"] == 60
+    assert s["by_phase"]["val"] == {"calls": 1, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0,
+                                    "list_tokens": 15, "cache_hits": 1}
+    assert set(s["by_trial"]["1"]) == {"gepa", "reflection", "val", "metric"}
