@@ -80,6 +80,7 @@ def extract(
     no_graphml: bool = typer.Option(False, "--no-graphml", help="write only the JSON"),
     frontier: Optional[Path] = typer.Option(None, "--frontier", help="Use a member of a compiled frontier (compiled/<campaign>)"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),
+    max_tokens: Optional[float] = typer.Option(None, "--max-tokens", help="With --frontier: max tokens per document"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="With --frontier: min validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="With --frontier: knee | max_quality | min_cost"),
     member_id: Optional[str] = typer.Option(None, "--member", help="With --frontier: a member id (instead of the selection flags)"),
@@ -98,7 +99,8 @@ def extract(
             from optimizers.deploy import member_pipeline
 
             pipeline, member = member_pipeline(frontier, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
-                                               member=member_id, config_path=config, overrides=overrides)
+                                               member=member_id, max_tokens=max_tokens, config_path=config,
+                                               overrides=overrides)
             cfg = pipeline.config
             o = member.objectives
             typer.echo(f"frontier member {member.member_id}: validation quality {o.get('quality', float('nan')):.3f}, "

@@ -43,6 +43,7 @@ def show(directory: Path = typer.Argument(..., help="Campaign directory (holds f
 def select(
     directory: Path = typer.Argument(..., help="Campaign directory (holds frontier.json)"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Highest acceptable USD per document"),
+    max_tokens: Optional[float] = typer.Option(None, "--max-tokens", help="Highest acceptable tokens per document"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="Lowest acceptable validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="knee | max_quality | min_cost"),
     member: Optional[str] = typer.Option(None, "--member", help="A member id (instead of the selection flags)"),
@@ -54,7 +55,7 @@ def select(
     try:
         fr = Frontier.load(directory)
         chosen = fr.member(member) if member else fr.select_member(max_cost=max_cost, min_quality=min_quality,
-                                                                   strategy=strategy)
+                                                                   strategy=strategy, max_tokens=max_tokens)
     except ArgusError as exc:
         _fail(exc)
     typer.echo(f"{chosen.member_id}\t{fr.member_dir(chosen.member_id)}")
@@ -68,6 +69,7 @@ def verify(
                    "default: the member's documents of --split"),
     split: str = typer.Option("test", "--split", help="With no DOCUMENTS: the member's val or test documents"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Highest acceptable USD per document"),
+    max_tokens: Optional[float] = typer.Option(None, "--max-tokens", help="Highest acceptable tokens per document"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="Lowest acceptable validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="knee | max_quality | min_cost"),
     member: Optional[str] = typer.Option(None, "--member", help="A member id (instead of the selection flags)"),
@@ -93,7 +95,7 @@ def verify(
         reports = []
         for mid in ids:
             rep = verify_member(directory, documents or None, split=split, max_cost=max_cost, min_quality=min_quality,
-                                strategy=strategy, member=mid, config_path=config, tolerance=tolerance,
+                                strategy=strategy, member=mid, max_tokens=max_tokens, config_path=config, tolerance=tolerance,
                                 cache=not no_cache,
                                 on_document=lambda d, r: typer.echo(f"  deployed on {d}: quality {r['quality']:.3f}, "
                                                                     f"{r['tokens']:,.0f} tokens, ${r['cost_usd']:.6f}",

@@ -102,6 +102,7 @@ def member_pipeline(
     min_quality: float | None = None,
     strategy: str = "knee",
     member: str | None = None,
+    max_tokens: float | None = None,
     config_path: str | Path | None = None,
     overrides: dict | None = None,
     frontier=None,
@@ -112,7 +113,7 @@ def member_pipeline(
 
     frontier = frontier or Frontier.load(frontier_dir)
     chosen = frontier.member(member) if member else frontier.select_member(
-        max_cost=max_cost, min_quality=min_quality, strategy=strategy)
+        max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens)
     pipeline = pipeline_for(chosen.settings, member_dir=frontier.member_dir(chosen.member_id),
                             config_path=config_path, overrides=overrides, lm_builder=lm_builder)
     pipeline.member = chosen

@@ -86,7 +86,7 @@ def resolve_document(ref: str | Path) -> VerifyDocument:
 
 def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None = None, *, split: str = "test",
                   max_cost: float | None = None, min_quality: float | None = None, strategy: str = "knee",
-                  member: str | None = None, config_path: str | Path | None = None, overrides: dict | None = None,
+                  member: str | None = None, max_tokens: float | None = None, config_path: str | Path | None = None, overrides: dict | None = None,
                   tolerance: float = DEFAULT_TOLERANCE, on_document=None, lm_builder=None,
                   cache: bool = True) -> VerifyReport:
     """Deploy the selected member on ``documents`` (default: its ``split`` documents) and compare.
@@ -107,7 +107,7 @@ def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None =
 
         overrides = {**(overrides or {}), **{f"lm.stages.{stage}.cache": False for stage in MEMBER_STAGES}}
     pipeline, chosen = member_pipeline(frontier_dir, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
-                                       member=member, config_path=config_path, overrides=overrides, frontier=frontier,
+                                       member=member, max_tokens=max_tokens, config_path=config_path, overrides=overrides, frontier=frontier,
                                        lm_builder=lm_builder)
     if not documents:
         documents = chosen.documents.get(split)

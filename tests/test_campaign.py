@@ -131,6 +131,18 @@ def test_selection_by_cost_and_quality_and_loading_for_inference(campaign):
     assert cheapest.objectives["tokens"] < best.objectives["tokens"]
     assert cheapest.objectives["quality"] < best.objectives["quality"]
     assert fr.select_member(min_quality=best.objectives["quality"]).member_id == best.member_id
+    # every model is free: the budget that means something is tokens per document
+    assert fr.select_member(max_tokens=cheapest.objectives["tokens"]).member_id == cheapest.member_id
+    from argus.errors import InputError
+
+    with pytest.raises(InputError, match="tokens"):
+        fr.select_member(max_tokens=cheapest.objectives["tokens"] - 1)
+    from typer.testing import CliRunner
+
+    from optimizers.cli import app
+
+    out = CliRunner().invoke(app, ["select", str(root), "--max-tokens", str(cheapest.objectives["tokens"])])
+    assert out.exit_code == 0 and out.stdout.startswith(cheapest.member_id)
     pipe, member = member_pipeline(root, strategy="max_quality", overrides={"cache_dir": str(tmp / "c")})
     assert member.member_id == best.member_id
     ready = load_member(root, strategy="min_cost", overrides={"cache_dir": str(tmp / "c")})  # the README's one-liner

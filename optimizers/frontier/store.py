@@ -271,31 +271,36 @@ class Frontier:
         return df.sort_values([cost, "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
     def select_member(self, max_cost: float | None = None, min_quality: float | None = None,
-               strategy: str = "knee") -> MemberManifest:
+                      strategy: str = "knee", max_tokens: float | None = None) -> MemberManifest:
         """The member to deploy: filter by the bounds on the validation objectives, then apply ``strategy``.
 
-        ``max_cost`` bounds cost_usd per document, ``min_quality`` bounds quality. Strategies: ``knee``
+        ``max_cost`` bounds cost_usd per document, ``max_tokens`` tokens per document (the budget that
+        means something when every model is free), ``min_quality`` bounds quality. Strategies: ``knee``
         (``knee_point`` over the campaign objectives among the remaining members), ``max_quality``
-        (ties: lower cost_usd) or ``min_cost`` (lowest ``cost_objective``; ties: higher quality).
+        (ties: lower cost) or ``min_cost`` (lowest ``cost_objective``; ties: higher quality).
         ``InputError`` with the available ranges when no member satisfies the bounds.
         """
         if strategy not in ("knee", "max_quality", "min_cost"):
             raise ConfigError(f"strategy must be knee, max_quality or min_cost, got {strategy!r}")
         if not self.members:
             raise InputError(f"the frontier in {self.directory} has no members")
+        cost = self.cost_objective
         pool = [m for m in self.members
                 if (max_cost is None or m.objectives["cost_usd"] <= max_cost)
+                and (max_tokens is None or m.objectives.get("tokens", float("inf")) <= max_tokens)
                 and (min_quality is None or m.objectives["quality"] >= min_quality)]
         if not pool:
             qs = [m.objectives["quality"] for m in self.members]
             cs = [m.objectives["cost_usd"] for m in self.members]
+            ts = [m.objectives.get("tokens", 0.0) for m in self.members]
             wanted = " and ".join(x for x in (f"cost_usd <= {max_cost:g}" if max_cost is not None else "",
+                                                f"tokens <= {max_tokens:g}" if max_tokens is not None else "",
                                                 f"quality >= {min_quality:g}" if min_quality is not None else "") if x)
             raise InputError(f"no frontier member of {self.directory} has {wanted}; the frontier spans quality "
-                             f"{min(qs):.4g}–{max(qs):.4g} and cost_usd {min(cs):.4g}–{max(cs):.4g} per document")
+                             f"{min(qs):.4g}–{max(qs):.4g}, cost_usd {min(cs):.4g}–{max(cs):.4g} and tokens "
+                             f"{min(ts):,.0f}–{max(ts):,.0f} per document")
         if strategy == "max_quality":
-            return max(pool, key=lambda m: (m.objectives["quality"], -m.objectives["cost_usd"]))
+            return max(pool, key=lambda m: (m.objectives["quality"], -m.objectives.get(cost, 0.0)))
         if strategy == "min_cost":
-            cost = self.cost_objective
             return min(pool, key=lambda m: (m.objectives.get(cost, 0.0), -m.objectives["quality"]))
         return self._knee_of(pool)
