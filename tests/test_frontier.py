@@ -321,7 +321,7 @@ def test_table_and_select(campaign):
     assert fr.select_member(max_cost=0.015).member_id == "seed"
     assert fr.select_member(min_quality=0.75).member_id == "m2"
     assert fr.select_member(max_cost=0.03, strategy="max_quality").member_id == "m1"
-    with pytest.raises(InputError, match=r"quality 0\.5–0\.8 and cost_usd 0\.01–0\.05"):
+    with pytest.raises(InputError, match=r"quality 0\.5–0\.8, cost_usd 0\.01–0\.05 and tokens 1,000–5,000"):
         fr.select_member(max_cost=0.02, min_quality=0.9)
     with pytest.raises(ConfigError):
         fr.select_member(strategy="cheapest")
