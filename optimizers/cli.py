@@ -97,9 +97,10 @@ def verify(
             rep = verify_member(directory, documents or None, split=split, max_cost=max_cost, min_quality=min_quality,
                                 strategy=strategy, member=mid, max_tokens=max_tokens, config_path=config, tolerance=tolerance,
                                 cache=not no_cache,
-                                on_document=lambda d, r: typer.echo(f"  deployed on {d}: quality {r['quality']:.3f}, "
-                                                                    f"{r['tokens']:,.0f} tokens, ${r['cost_usd']:.6f}",
-                                                                    err=True))
+                                on_document=lambda d, r: typer.echo(
+                                    f"  deployed on {d}: quality {r['quality']:.3f}"
+                                    f"{'' if r.get('gold') else ' (no gold annotation: without the gold component)'}, "
+                                    f"{r['tokens']:,.0f} tokens, ${r['cost_usd']:.6f}", err=True))
             reports.append(rep)
             table = rep.table().astype(object)
             table = table.where(table.notna(), None)

@@ -84,14 +84,14 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         if ledger is not None:
             ledger.extend(run.entries)
         score = 0.0
+        gold = doc.gold() if hasattr(doc, "gold") else None
         if ekg is not None:
-            gold = doc.gold() if hasattr(doc, "gold") else None
             with ledger_context(ledger, doc_id=doc.doc_id, stage="judge", program=f"metric:{label}"):
                 score = quality.evaluate(ekg, gold).score
         cost = cost_of(run.entries)
         per_document[doc.doc_id] = {"quality": score, "cost_usd": cost.usd, "tokens": float(cost.tokens),
                                     "calls": float(cost.calls), "seconds": round(seconds, 3),
-                                    "cost_known": float(cost.cost_known)}
+                                    "cost_known": float(cost.cost_known), "gold": float(gold is not None)}
         for e in run.entries:
             s = stages.setdefault(e.stage, {"usd": 0.0, "tokens": 0.0, "calls": 0.0})
             s["usd"] += e.list_cost_usd
