@@ -192,21 +192,28 @@ class ArgusConfig(_Strict):
         if path is None and Path(DEFAULT_CONFIG_FILE).exists():
             path = DEFAULT_CONFIG_FILE
         if path is not None:
-            p = Path(path)
-            if not p.exists():
-                raise ConfigError(f"config file {p} does not exist")
-            try:
-                data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-            except yaml.YAMLError as exc:
-                raise ConfigError(f"config file {p} is not valid YAML: {exc}") from exc
-            if not isinstance(data, dict):
-                raise ConfigError(f"config file {p} must hold a mapping at the top level")
+            data = read_yaml_mapping(path, "config file")
         for dotted, value in (overrides or {}).items():
             _set_dotted(data, dotted, value)
         try:
             return cls(**data)
         except ValidationError as exc:
             raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def read_yaml_mapping(path: str | Path, what: str) -> dict:
+    """The mapping a YAML file holds; ``ConfigError`` naming ``what`` and the file when it is missing,
+    not YAML, or not a mapping at the top level (an empty file is an empty mapping)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{what} {p} does not exist")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {p} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} {p} must hold a mapping at the top level")
+    return data
 
 
 def _set_dotted(data: dict, dotted: str, value) -> None:

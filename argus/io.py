@@ -12,9 +12,9 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def _umask() -> int:
@@ -108,21 +108,22 @@ def warn_skipped_lines(path: str | Path, skipped: int) -> None:
         )
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
-    """The JSON objects of a JSONL file, one per line, in order.
+def read_jsonl(path: str | Path, parse: Callable[[str], Any] | None = None) -> list:
+    """The records of a JSONL file, one per line, in order: JSON objects, or what ``parse`` makes of
+    each line (``LedgerEntry.model_validate_json``, say).
 
-    Lines that are not a JSON object (a torn last line of a killed writer, say) are skipped, with
-    one warning naming the file and the number of skipped lines. A missing file raises
-    ``FileNotFoundError``.
+    Lines that do not parse — not a JSON object, or ``parse`` raises ``ValueError`` (a torn last line
+    of a killed writer, say) — are skipped, with one warning naming the file and the number of
+    skipped lines. A missing file raises ``FileNotFoundError``.
     """
-    out: list[dict] = []
+    out: list = []
     skipped = 0
     for line in iter_jsonl_lines(path):
         try:
-            obj = json.loads(line)
-        except ValueError:
+            obj = parse(line) if parse is not None else json.loads(line)
+        except ValueError:  # pydantic's ValidationError is one too
             obj = None
-        if isinstance(obj, dict):
+        if obj is not None and (parse is not None or isinstance(obj, dict)):
             out.append(obj)
         else:
             skipped += 1

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from argus.io import append_jsonl_line, iter_jsonl_lines, read_jsonl, warn_skipped_lines
+from argus.io import append_jsonl_line, read_jsonl
 
 
 class LedgerEntry(BaseModel):
@@ -146,15 +146,7 @@ class CostLedger:
     def from_jsonl(cls, path: str | Path) -> "CostLedger":
         """Read a ledger written with ``path=``; lines that are not a ``LedgerEntry`` (a line torn
         by a killed process) are skipped with one warning naming the file and how many."""
-        entries = []
-        skipped = 0
-        for line in iter_jsonl_lines(path):
-            try:
-                entries.append(LedgerEntry.model_validate_json(line))
-            except ValidationError:
-                skipped += 1
-        warn_skipped_lines(path, skipped)
-        return cls(entries)
+        return cls(read_jsonl(path, LedgerEntry.model_validate_json))
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from argus.config import LMSpec
+from argus.config import LMSpec, read_yaml_mapping
 from argus.errors import ConfigError
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
@@ -94,17 +93,11 @@ class CampaignConfig(_Strict):
 
     @classmethod
     def load(cls, path: str | Path) -> "CampaignConfig":
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"campaign file {p} does not exist")
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"campaign file {p} is not valid YAML: {exc}") from exc
+        data = read_yaml_mapping(path, "campaign file")
         try:
             return cls(**data)
         except ValidationError as exc:
-            raise ConfigError(f"campaign file {p}: {exc}") from exc
+            raise ConfigError(f"campaign file {path}: {exc}") from exc
 
     def lm_spec(self, model: str | dict, **overrides) -> LMSpec:
         data = dict(self.models.defaults)

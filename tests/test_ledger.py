@@ -46,6 +46,13 @@ class Echo(dspy.Signature):
     fact_ids: list[str] = dspy.OutputField()
 
 
+def _ask(lm, ledger: CostLedger, text: str, times: int = 1) -> None:
+    """Run the ``Echo`` program on ``text`` ``times`` times with ``lm``, booking into ``ledger``."""
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), ledger_context(ledger, stage="s"):
+        for _ in range(times):
+            dspy.Predict(Echo)(sentences=text, feedback="")
+
+
 def test_calls_are_attributed_to_the_innermost_context_and_totals_add_up():
     ledger = CostLedger()
     lm = scripted_lm()
@@ -72,9 +79,7 @@ def test_cache_hits_cost_nothing(fresh_caches):
     engine = ScriptedEngine()
     lm = MeteredLM("scripted/cached", engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 1.0))
     ledger = CostLedger()
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), ledger_context(ledger, stage="s"):
-        dspy.Predict(Echo)(sentences="[S1] same input", feedback="")
-        dspy.Predict(Echo)(sentences="[S1] same input", feedback="")
+    _ask(lm, ledger, "[S1] same input", times=2)
     assert len(engine.calls) == 1
     first, second = ledger.entries
     assert not first.cache_hit and first.cost_usd > 0
@@ -102,9 +107,7 @@ def test_a_live_answer_without_usage_is_not_a_cache_hit_and_its_cost_is_unknown(
     engine = NoUsageEngine()
     lm = MeteredLM("scripted/nousage", engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 1.0))
     ledger = CostLedger()
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), ledger_context(ledger, stage="s"):
-        dspy.Predict(Echo)(sentences="[S1] no usage", feedback="")
-        dspy.Predict(Echo)(sentences="[S1] no usage", feedback="")
+    _ask(lm, ledger, "[S1] no usage", times=2)
     assert len(engine.calls) == 1
     live, hit = ledger.entries
     assert not live.cache_hit and not live.cost_known
@@ -119,17 +122,13 @@ def test_a_cache_hit_keeps_its_list_price_in_a_later_process(fresh_caches):
     first_engine = ScriptedEngine()
     settings = dict(cache=True, structured_output="none", price_per_mtok=(1.0, 3.0))
     ledger = CostLedger()
-    with dspy.context(lm=MeteredLM("scripted/persist", engine=first_engine, **settings), adapter=dspy.JSONAdapter()), \
-            ledger_context(ledger, stage="s"):
-        dspy.Predict(Echo)(sentences="[S1] kept across runs", feedback="")
+    _ask(MeteredLM("scripted/persist", engine=first_engine, **settings), ledger, "[S1] kept across runs")
     # a new process: nothing in memory, the usage store reopened from disk, a new LM
     USAGE_STORE.clear_memory()
     configure_usage_store(None)
     configure_usage_store(usage_dir)
     second_engine = ScriptedEngine()
-    with dspy.context(lm=MeteredLM("scripted/persist", engine=second_engine, **settings), adapter=dspy.JSONAdapter()), \
-            ledger_context(ledger, stage="s"):
-        dspy.Predict(Echo)(sentences="[S1] kept across runs", feedback="")
+    _ask(MeteredLM("scripted/persist", engine=second_engine, **settings), ledger, "[S1] kept across runs")
     assert len(first_engine.calls) == 1 and not second_engine.calls
     first, second = ledger.entries
     assert second.cache_hit and second.cost_known and second.cost_usd == 0
@@ -138,9 +137,7 @@ def test_a_cache_hit_keeps_its_list_price_in_a_later_process(fresh_caches):
     # without the disk store, the same hit would not know its list price
     USAGE_STORE.clear_memory()
     configure_usage_store(None)
-    with dspy.context(lm=MeteredLM("scripted/persist", engine=second_engine, **settings), adapter=dspy.JSONAdapter()), \
-            ledger_context(ledger, stage="s"):
-        dspy.Predict(Echo)(sentences="[S1] kept across runs", feedback="")
+    _ask(MeteredLM("scripted/persist", engine=second_engine, **settings), ledger, "[S1] kept across runs")
     third = ledger.entries[-1]
     assert third.cache_hit and not third.cost_known and third.cached_cost_usd == 0 and third.list_tokens == 0
 
