@@ -110,16 +110,10 @@ class ArgusPipeline(dspy.Module):
         return self.extract(document)
 
     def deepcopy(self) -> "ArgusPipeline":
-        new = copy.copy(self)
-        new.__dict__ = dict(self.__dict__)
+        new = copy.copy(self)  # a new __dict__ holding the same configuration, models and classifier
         new.programs = self.programs.deepcopy()
         new.callbacks = list(getattr(self, "callbacks", []))
         new.history = []
-        return new
-
-    def reset_copy(self) -> "ArgusPipeline":
-        new = self.deepcopy()
-        new.programs = self.programs.reset_copy()
         return new
 
     # ------------------------------------------------------------------ plumbing

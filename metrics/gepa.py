@@ -19,6 +19,8 @@ Fields read from the example (``dspy.Example``):
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import dspy
@@ -92,9 +94,6 @@ class GraphMetric:
         self.evaluations = 0  #: evaluations actually computed (memo misses)
 
     def _memo_key(self, gold: Any, outputs: dict) -> str | None:
-        import hashlib
-        import json
-
         example_id = _get(gold, "example_id")
         if example_id is None:
             return None

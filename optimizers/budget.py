@@ -63,14 +63,18 @@ class SpendBook:
     (``gepa`` task calls on chunk minibatches, ``aux:<program>``, ``val`` / ``test`` deployment runs).
     """
 
-    def __init__(self, run_dir: Path, ledger: CostLedger, lines_before: int):
+    def __init__(self, run_dir: Path, ledger: CostLedger, previous: list | tuple = ()):
         self.path = run_dir / "phases.json"
         self.ledger = ledger
-        self.lines_before = lines_before
+        self.previous = list(previous)  #: the ledger lines earlier runs wrote (``ledger`` holds this run's)
         self.phases: list[dict] = json.loads(self.path.read_text()) if self.path.exists() else []
 
+    def entries(self) -> list:
+        """Every call of the campaign, earlier runs' and this run's, in ledger order."""
+        return self.previous + self.ledger.entries
+
     def position(self) -> int:
-        return self.lines_before + len(self.ledger.entries)
+        return len(self.previous) + len(self.ledger.entries)
 
     def record(self, trial: int, phase: str, start: int) -> None:
         end = self.position()
@@ -78,10 +82,12 @@ class SpendBook:
             self.phases.append({"trial": trial, "phase": phase, "start": start, "end": end})
             write_json_atomic(self.path, self.phases, indent=1)
 
-    def summary(self, entries: list) -> dict:
+    def summary(self, entries: list | None = None) -> dict:
         """Totals (``metrics.quality.cost_of``: calls, billed and list tokens and USD, cache hits) of all
-        entries, per kind of call and per trial and kind."""
+        entries (default: the campaign's), per kind of call and per trial and kind."""
         from metrics.quality import cost_of
+
+        entries = self.entries() if entries is None else entries
 
         owner: dict[int, tuple[int, str]] = {}
         for p in self.phases:

@@ -230,8 +230,6 @@ class Campaign:
         """LM calls a campaign will make at most, roughly: optimization (GEPA's task calls on chunk
         minibatches, reflection, judge) and deployment runs (candidates × validation documents, frontier
         members × test documents)."""
-        import json as _json
-
         from argus.config import ArgusConfig
 
         b = self.config.budget
@@ -239,7 +237,7 @@ class Campaign:
         retries = 1 + max(self.config.space.max_retries)
         per_doc = []
         for doc in splits["val"] + splits["test"]:
-            gold = _json.loads(doc.gold_path.read_text(encoding="utf-8"))
+            gold = json.loads(doc.gold_path.read_text(encoding="utf-8"))
             facts = sum(1 for sec in gold["sections"] if sec["kind"] == "facts" for p in sec["paragraphs"] for s in p if s["fact"])
             step = max(1, cfg.chunking.max_sentences - cfg.chunking.overlap)
             chunks = max(1, math.ceil(max(0, facts - cfg.chunking.overlap) / step))
@@ -310,7 +308,7 @@ class Campaign:
         ledger_path = self.run_dir / "ledger.jsonl"
         previous = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
         ledger = CostLedger(path=ledger_path)
-        spend = SpendBook(self.run_dir, ledger, len(previous))
+        spend = SpendBook(self.run_dir, ledger, previous)
         stop = StopConditions(self.run_dir / "STOP", ledger, sum(e.cost_usd for e in previous), cfg.budget.max_usd,
                      (t_start + cfg.budget.wall_clock_s) if cfg.budget.wall_clock_s else None)
         splits = self._splits()
@@ -392,10 +390,9 @@ class Campaign:
         frontier_path = self.compiled_dir / "frontier.json"
         members = json.loads(frontier_path.read_text())["members"] if frontier_path.exists() else []
         hv = json.loads(frontier_path.read_text()).get("hypervolume_history", []) if frontier_path.exists() else []
-        all_entries = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
-        summary = spend.summary(all_entries)
+        summary = spend.summary()
         result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv, stop.reason, stop.spent(),
-                                len(all_entries), time.monotonic() - t_start, failed=stop.failed, spend=summary)
+                                summary["total"]["calls"], time.monotonic() - t_start, failed=stop.failed, spend=summary)
         self.console.print(
             f"campaign {cfg.name}: {len(done)} trial(s), {len(evals)} candidate(s) deployed on validation, frontier "
             f"{members}; optimization spend ${summary['total']['billed_usd']:.4f} billed in {summary['total']['calls']} "
@@ -450,8 +447,6 @@ class Campaign:
 
     # -------------------------------------------------------------- one trial
     def _run_trial(self, iteration: int, settings: dict, splits, ledger, spend: SpendBook, stop) -> list[CandidateEval]:
-        from optimizers.examples import instructions_of
-
         trial_dir = self.run_dir / "trials" / _hash(settings)
         trial_dir.mkdir(parents=True, exist_ok=True)
         reflection_lm = self._reflection_lm(settings.get("reflection_model"))
@@ -474,12 +469,10 @@ class Campaign:
         spend.record(iteration, "gepa", start)
         if candidates is None:
             return []
-        seed_instr = instructions_of(self.pipeline(settings, aux))
         evals: list[CandidateEval] = []
         keys: list[str] = []
         quality = self._document_quality(settings.get("judge_model"))
-        for i, (instr, parent) in enumerate(candidates):
-            full = {**seed_instr, **instr}
+        for i, (full, parent) in enumerate(candidates):
             key = _hash({"settings": settings, "instructions": full})
             keys.append(key)
             if stop.check():
@@ -492,14 +485,15 @@ class Campaign:
                 ev.trial, ev.gepa_index = iteration, i
                 if parent is not None and parent < len(keys):
                     ev.parent_key = keys[parent]
-                    parent_instr = {**seed_instr, **candidates[parent][0]}
+                    parent_instr = candidates[parent][0]
                     ev.changed_programs = sorted({k.split(".")[0] for k in full if full[k] != parent_instr.get(k)})
                 ev.save(self.run_dir / "evals" / f"val-{key}.json")
             evals.append(ev)
         return evals
 
     def _gepa(self, trial_dir: Path, iteration: int, settings: dict, aux: dict, splits, reflection_lm, ledger, stop):
-        """GEPA on the trial's pipeline; [(instructions, parent index)] or None when stopped. A search
+        """GEPA on the trial's pipeline; [(instructions of every predictor, parent index)] or None when
+        stopped; the first candidate is the seed (the aux programs' best included). A search
         that did not finish is started afresh on resume (its answers come from the cache)."""
         from optimizers.examples import instructions_of
 
@@ -630,6 +624,7 @@ class Campaign:
         data_hash = _hash({name: _examples_hash(ex) for name, ex in splits.items()})
         metric_hash = _hash(self.config.metric.model_dump())
         aux = {e.key: self._aux_for(e.settings) for e in evals}
+        versions = dependency_versions()
         refs = {ex.doc_id: ex.ref for ex in splits["val"] + splits["test"]}
 
         def manifest(ev: CandidateEval, test: CandidateEval | None) -> MemberManifest:
@@ -648,7 +643,7 @@ class Campaign:
                                 iteration=ev.trial, origin="seed" if ev.parent_key is None else "gepa"),
                 settings=self._member_settings(ev, aux[ev.key]),
                 prompts=ev.instructions, stage_costs=ev.stage_costs, documents=documents,
-                dataset_hash=data_hash, metric_hash=metric_hash, versions=dependency_versions(),
+                dataset_hash=data_hash, metric_hash=metric_hash, versions=versions,
             )
 
         candidates = [manifest(e, None) for e in evals]
@@ -674,8 +669,7 @@ class Campaign:
         for m in members:
             self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
             write_member(self.compiled_dir, m)
-        entries = CostLedger.from_jsonl(ledger.path).entries if ledger.path and ledger.path.exists() else ledger.entries
-        ff = ff.model_copy(update={"optimization_spend": {**spend.summary(entries),
+        ff = ff.model_copy(update={"optimization_spend": {**spend.summary(),
                                                           "estimate": getattr(self, "_estimate", {})},
                                    "reference": reference or ff.reference})
         write_frontier(self.compiled_dir, ff)

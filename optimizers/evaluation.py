@@ -57,8 +57,8 @@ class CandidateEval:
 
 def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLedger | None = None, *,
                    label: str = "deploy", on_document=None) -> dict:
-    """Run ``pipeline`` on each document (``optimizers.examples.DocumentExample`` or anything with
-    ``doc_id``, ``path`` and ``gold()``), score and price it.
+    """Run ``pipeline`` on each document (``optimizers.examples.DocumentExample``: ``doc_id``, ``path``
+    and ``gold()``, None without an annotation), score and price it.
 
     Returns ``per_document`` (id → quality, cost_usd, tokens, calls, seconds), the means, the stage
     costs per document and the errors. A document that fails scores 0 and costs what it spent before
@@ -84,7 +84,7 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         if ledger is not None:
             ledger.extend(run.entries)
         score = 0.0
-        gold = doc.gold() if hasattr(doc, "gold") else None
+        gold = doc.gold()
         if ekg is not None:
             with ledger_context(ledger, doc_id=doc.doc_id, stage="judge", program=f"metric:{label}"):
                 score = quality.evaluate(ekg, gold).score
@@ -92,11 +92,15 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         per_document[doc.doc_id] = {"quality": score, "cost_usd": cost.usd, "tokens": float(cost.tokens),
                                     "calls": float(cost.calls), "seconds": round(seconds, 3),
                                     "cost_known": float(cost.cost_known), "gold": float(gold is not None)}
+        by_stage: dict[str, list] = {}
         for e in run.entries:
-            s = stages.setdefault(e.stage, {"usd": 0.0, "tokens": 0.0, "calls": 0.0})
-            s["usd"] += e.list_cost_usd
-            s["tokens"] += e.list_tokens
-            s["calls"] += 1
+            by_stage.setdefault(e.stage, []).append(e)
+        for stage, group in by_stage.items():
+            c = cost_of(group)
+            s = stages.setdefault(stage, {"usd": 0.0, "tokens": 0.0, "calls": 0.0})
+            s["usd"] += c.usd
+            s["tokens"] += c.tokens
+            s["calls"] += c.calls
         if on_document is not None:
             on_document(doc.doc_id, per_document[doc.doc_id])
     n = max(1, len(per_document))

@@ -136,14 +136,16 @@ def chunk_examples(
 
 @dataclass(frozen=True)
 class DocumentExample:
-    """A whole annotated complaint: the file a deployment run reads and its gold annotation."""
+    """A whole complaint: the file a deployment run reads and its gold annotation (None without one)."""
 
     doc_id: str
     split: str
     path: Path
-    gold_path: Path
+    gold_path: Path | None
 
     def gold(self):
+        if self.gold_path is None:
+            return None
         from metrics.gold import load_gold
 
         return load_gold(self.gold_path)
@@ -152,7 +154,8 @@ class DocumentExample:
     def ref(self) -> str:
         """How a manifest names it: ``<split>/<doc_id>`` under the shared data, else its folder."""
         folder = self.path.parent
-        return f"{self.split}/{self.doc_id}" if folder.parent == complaints_dir(self.split) else str(folder)
+        under_data = bool(self.split) and folder.parent == complaints_dir(self.split)
+        return f"{self.split}/{self.doc_id}" if under_data else str(folder)
 
 
 def document_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None,

@@ -21,22 +21,9 @@ from pathlib import Path
 
 from argus.errors import InputError
 from argus.paths import complaints_dir
+from optimizers.examples import DocumentExample
 
 DEFAULT_TOLERANCE = 0.15
-
-
-@dataclass(frozen=True)
-class VerifyDocument:
-    doc_id: str
-    path: Path
-    gold_path: Path | None
-
-    def gold(self):
-        if self.gold_path is None:
-            return None
-        from metrics.gold import load_gold
-
-        return load_gold(self.gold_path)
 
 
 @dataclass
@@ -65,7 +52,7 @@ class VerifyReport:
         return pd.DataFrame(self.rows + [total])
 
 
-def resolve_document(ref: str | Path) -> VerifyDocument:
+def resolve_document(ref: str | Path) -> DocumentExample:
     """A document to verify on: a folder with ``complaint.txt`` (and ``gold.json``), a text file
     (``gold.json`` beside it is used when present), or a campaign reference ``<split>/<doc_id>``."""
     p = Path(ref)
@@ -76,11 +63,11 @@ def resolve_document(ref: str | Path) -> VerifyDocument:
         if not text.is_file():
             raise InputError(f"{p}: no complaint.txt in this folder")
         gold = p / "gold.json"
-        return VerifyDocument(p.name, text, gold if gold.is_file() else None)
+        return DocumentExample(p.name, "", text, gold if gold.is_file() else None)
     if p.is_file():
         gold = p.parent / "gold.json"
         doc_id = p.parent.name if gold.is_file() else p.stem
-        return VerifyDocument(doc_id, p, gold if gold.is_file() else None)
+        return DocumentExample(doc_id, "", p, gold if gold.is_file() else None)
     raise InputError(f"{ref}: not a complaint file, a complaint folder or a campaign document (<split>/<doc_id>)")
 
 

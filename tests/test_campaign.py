@@ -345,7 +345,7 @@ def test_spend_book_attributes_each_call_once(tmp_path):
                            cached_prompt_tokens=10 if cache else 0, cached_completion_tokens=5 if cache else 0)
 
     ledger = CostLedger()
-    book = SpendBook(tmp_path, ledger, lines_before=0)
+    book = SpendBook(tmp_path, ledger)
     start = book.position()
     ledger.extend([entry("stage1"), entry("optimize")])
     book.record(1, "gepa", start)
@@ -353,7 +353,7 @@ def test_spend_book_attributes_each_call_once(tmp_path):
     ledger.extend([entry("stage1", cache=True), entry("judge")])
     book.record(1, "val", start)
     ledger.add(entry("stage2"))  # its phase was never recorded
-    s = SpendBook(tmp_path, ledger, 0).summary(ledger.entries)  # phases are read back from RUN/phases.json
+    s = SpendBook(tmp_path, ledger).summary(ledger.entries)  # phases are read back from RUN/phases.json
     assert {k: v["calls"] for k, v in s["by_phase"].items()} == {"gepa": 1, "reflection": 1, "val": 1, "metric": 1,
                                                                   "interrupted": 1}
     assert s["total"]["calls"] == 5 and s["total"]["list_tokens"] == 75 and s["total"]["billed_tokens"] == 60
