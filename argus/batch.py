@@ -1,15 +1,22 @@
 """Batch extraction over many documents: progress bar, per-document summary, nothing lost.
 
 For each document: ``<out>/<doc_id>.ekg.json`` and ``<doc_id>.graphml`` are written atomically as
-soon as the document is done; its ledger entries are appended to ``<out>/ledger.jsonl``; a failure
-is recorded in ``<out>/errors.jsonl`` and the batch goes on. ``<out>/summary.csv`` is rewritten
-after every document.
+soon as the document is done; its ledger entries are appended to ``<out>/ledger.jsonl`` (one
+document's entries together); a failure is recorded in ``<out>/errors.jsonl`` and the batch goes
+on. ``<out>/summary.csv`` is rewritten after every document, its rows in input order.
+
+Documents run ``config.concurrency.documents`` at a time (``argus extract --concurrency N``), each
+in the same pipeline, whose in-flight bound holds across all of them. ``extract_document`` is the
+unit of work and ``BatchWriter`` the one writer of a batch's outputs; the Ray engine
+(``argus.distributed``) uses both, so its outputs are written exactly as these are.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +27,8 @@ from rich.table import Table
 from argus.config import ArgusConfig
 from argus.errors import ArgusError
 from argus.export import write_ekg
-from argus.io import write_text_atomic
-from argus.ledger import CostLedger
+from argus.io import append_jsonl_line, write_text_atomic
+from argus.ledger import CostLedger, LedgerEntry
 from argus.schema import DocumentEKG
 
 SUMMARY_COLUMNS = [
@@ -77,6 +84,112 @@ def _stage_table(ekg: DocumentEKG) -> Table:
     return t
 
 
+@dataclass
+class DocumentResult:
+    """What one document's extraction produced: its EKG or its error, and its ledger entries either
+    way (a document that failed midway still spent what it spent)."""
+
+    index: int
+    label: str
+    doc_id: str | None
+    ekg: DocumentEKG | None
+    error: dict | None
+    entries: list[LedgerEntry]
+    seconds: float
+
+    def to_json(self) -> dict:
+        """A plain, picklable form (what Ray actors return)."""
+        return {"index": self.index, "label": self.label, "doc_id": self.doc_id,
+                "ekg": self.ekg.model_dump(mode="json") if self.ekg is not None else None, "error": self.error,
+                "entries": [e.model_dump(mode="json") for e in self.entries], "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "DocumentResult":
+        return cls(index=data["index"], label=data["label"], doc_id=data["doc_id"],
+                   ekg=DocumentEKG.model_validate(data["ekg"]) if data["ekg"] is not None else None,
+                   error=data["error"], entries=[LedgerEntry.model_validate(e) for e in data["entries"]],
+                   seconds=data["seconds"])
+
+
+def _error(label: str, exc: BaseException, doc_id: str | None = None) -> dict:
+    return {"source": label, "doc_id": doc_id, "error": type(exc).__name__, "message": str(exc)}
+
+
+def extract_document(pipe, index: int, label: str, item, method: str = "staged") -> DocumentResult:
+    """Run one document through ``pipe``; any failure of the document (a project error, or a defect)
+    comes back as its ``error``, never raised — except ``OSError`` of this machine (disk, permissions)."""
+    t0 = time.perf_counter()
+    ledger = CostLedger()
+    doc_id = getattr(item, "doc_id", None)
+    if isinstance(item, BaseException):
+        return DocumentResult(index, label, None, None, _error(label, item), [], 0.0)
+    try:
+        ekg = pipe.extract_oneshot(item, ledger=ledger) if method == "oneshot" else pipe.extract(item, ledger=ledger)
+    except ArgusError as exc:
+        return DocumentResult(index, label, doc_id, None, _error(label, exc, doc_id), ledger.entries,
+                              time.perf_counter() - t0)
+    except OSError:
+        raise
+    except Exception as exc:  # a defect must not abort the batch either: record it, go on
+        err = _error(label, exc, doc_id)
+        err["unexpected"] = True
+        return DocumentResult(index, label, doc_id, None, err, ledger.entries, time.perf_counter() - t0)
+    return DocumentResult(index, label, ekg.doc_id, ekg, None, ledger.entries, time.perf_counter() - t0)
+
+
+class BatchWriter:
+    """The one writer of a batch's outputs (EKG + GraphML, ``ledger.jsonl``, ``errors.jsonl``,
+    ``summary.csv``). Call ``write`` from one thread as results arrive, in any order."""
+
+    def __init__(self, out: Path, *, graphml: bool = True, console: Console | None = None):
+        self.out = out
+        self.graphml = graphml
+        self.console = console or Console(stderr=True)
+        self.report = BatchReport(ledger=CostLedger(path=out / "ledger.jsonl"))
+        self._rows: dict[int, dict] = {}
+
+    def write(self, result: DocumentResult) -> None:
+        self.report.ledger.extend(result.entries)
+        if result.error is not None:
+            self.record_error(result.error)
+            if result.error.get("unexpected"):
+                self.console.print(f"[red]{result.doc_id}: unexpected {result.error['error']}: "
+                                   f"{result.error['message'][:300]}[/red]")
+            return
+        ekg = result.ekg
+        paths_written = write_ekg(ekg, self.out, graphml=self.graphml)
+        self._rows[result.index] = summary_row(ekg, result.seconds)
+        self.report.rows = [self._rows[i] for i in sorted(self._rows)]
+        self.report.outputs[ekg.doc_id] = paths_written["json"]
+        _write_summary(self.out, self.report.rows)
+        self.console.print(_stage_table(ekg))
+        for w in ekg.warnings:
+            self.console.print(f"[yellow]  warning:[/yellow] {w[:300]}")
+
+    def record_error(self, entry: dict) -> None:
+        entry = {k: v for k, v in entry.items() if k != "unexpected"}
+        self.report.errors.append(entry)
+        append_jsonl_line(self.out / "errors.jsonl", json.dumps(entry, ensure_ascii=False))
+
+
+def pending_sources(paths, out: Path, skip_existing: bool, console: Console) -> list[tuple[int, str, object]]:
+    """(index, label, document or its read error) of every input still to do."""
+    from argus.pipeline import iter_sources
+
+    todo = []
+    for index, (label, item) in enumerate(iter_sources(paths)):
+        if skip_existing and not isinstance(item, ArgusError) and (out / f"{item.doc_id}.ekg.json").exists():
+            console.print(f"[dim]{item.doc_id}: exists, skipped[/dim]")
+            continue
+        todo.append((index, label, item))
+    return todo
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("{task.fields[doc]}"), console=console, transient=False)
+
+
 def run_batch(
     paths,
     out_dir: str | Path,
@@ -87,66 +200,41 @@ def run_batch(
     graphml: bool = True,
     console: Console | None = None,
     pipeline=None,
+    concurrency: int | None = None,
 ) -> BatchReport:
-    from argus.pipeline import ArgusPipeline, iter_sources
+    """Extract every document under ``paths`` into ``out_dir``; ``concurrency`` (default: the
+    configuration's ``concurrency.max_in_flight``) bounds the LM calls in flight across the batch."""
+    from argus.pipeline import ArgusPipeline
 
     console = console or Console(stderr=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pipe = pipeline or ArgusPipeline(config)
-    report = BatchReport(ledger=CostLedger(path=out / "ledger.jsonl"))
-    sources = list(iter_sources(paths))
-    if not sources:
+    if concurrency is not None:
+        pipe.set_concurrency(concurrency)
+    documents = concurrency or pipe.config.concurrency.documents
+    writer = BatchWriter(out, graphml=graphml, console=console)
+    todo = pending_sources(paths, out, skip_existing, console)
+    if not todo:
         console.print("[yellow]no input files[/yellow]")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[doc]}"), console=console, transient=False) as progress:
-        task = progress.add_task("documents", total=len(sources), doc="")
-        for label, item in sources:
-            progress.update(task, doc=Path(label).name)
-            t0 = time.perf_counter()
-            if isinstance(item, ArgusError):
-                _record_error(report, out, label, item)
-                progress.advance(task)
-                continue
-            target = out / f"{item.doc_id}.ekg.json"
-            if skip_existing and target.exists():
-                progress.console.print(f"[dim]{item.doc_id}: exists, skipped[/dim]")
-                progress.advance(task)
-                continue
+    with _progress(console) as progress:
+        task = progress.add_task("documents", total=len(todo), doc="")
+        writer.console = progress.console
+        with ThreadPoolExecutor(max_workers=max(1, min(documents, len(todo) or 1)), thread_name_prefix="argus-doc") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, extract_document, pipe, i, label, item, method)
+                       for i, label, item in todo]
             try:
-                if method == "oneshot":
-                    ekg = pipe.extract_oneshot(item, ledger=report.ledger)
-                else:
-                    ekg = pipe.extract(item, ledger=report.ledger)
-                paths_written = write_ekg(ekg, out, graphml=graphml)
-            except ArgusError as exc:
-                _record_error(report, out, label, exc, doc_id=item.doc_id)
-                progress.advance(task)
-                continue
-            except OSError:
-                raise  # the machine (disk, permissions), not the document: stop, outputs so far are intact
-            except Exception as exc:  # a defect must not abort the batch either: record it, go on
-                _record_error(report, out, label, exc, doc_id=item.doc_id)
-                progress.console.print(f"[red]{item.doc_id}: unexpected {type(exc).__name__}: {str(exc)[:300]}[/red]")
-                progress.advance(task)
-                continue
-            row = summary_row(ekg, time.perf_counter() - t0)
-            report.rows.append(row)
-            report.outputs[ekg.doc_id] = paths_written["json"]
-            _write_summary(out, report.rows)
-            progress.console.print(_stage_table(ekg))
-            for w in ekg.warnings:
-                progress.console.print(f"[yellow]  warning:[/yellow] {w[:300]}")
-            progress.advance(task)
-    _print_summary(console, report, out)
-    return report
-
-
-def _record_error(report: BatchReport, out: Path, label: str, exc: Exception, doc_id: str | None = None) -> None:
-    entry = {"source": label, "doc_id": doc_id, "error": type(exc).__name__, "message": str(exc)}
-    report.errors.append(entry)
-    with open(out / "errors.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                for fut in as_completed(futures):
+                    result = fut.result()
+                    writer.write(result)
+                    progress.update(task, doc=Path(result.label).name)
+                    progress.advance(task)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+    _print_summary(console, writer.report, out)
+    return writer.report
 
 
 def _print_summary(console: Console, report: BatchReport, out: Path) -> None:

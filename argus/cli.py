@@ -84,6 +84,14 @@ def extract(
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="With --frontier: min validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="With --frontier: knee | max_quality | min_cost"),
     member_id: Optional[str] = typer.Option(None, "--member", help="With --frontier: a member id (instead of the selection flags)"),
+    concurrency: Optional[int] = typer.Option(
+        None, "--concurrency", "-j", min=1,
+        help="LM calls in flight at once across the batch (default: the config's concurrency.max_in_flight, 8); "
+             "each model's max_in_flight bounds it further"),
+    engine: str = typer.Option("local", "--engine", help="local (threads in this process) | ray (Ray Data: pipeline actors)"),
+    address: Optional[str] = typer.Option(None, "--address", help="With --engine ray: the cluster (ray://host:10001, auto); "
+                                          "default: a local Ray runtime"),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help="With --engine ray: pipeline actors (default: 2)"),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
     from argus.batch import run_batch
@@ -92,6 +100,12 @@ def extract(
 
     if method not in ("staged", "oneshot"):
         raise typer.BadParameter("--method must be staged or oneshot")
+    if engine not in ("local", "ray"):
+        raise typer.BadParameter("--engine must be local or ray")
+    if engine != "ray" and (address is not None or actors is not None):
+        raise typer.BadParameter("--address and --actors go with --engine ray")
+    if engine == "ray" and frontier is not None:
+        raise typer.BadParameter("--frontier runs on the local engine; on Ray, pass the member's settings with --config")
     try:
         overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars)
         pipeline = None
@@ -108,8 +122,14 @@ def extract(
                        f"(models {member.settings.get('models')})", err=True)
         else:
             cfg = ArgusConfig.load(config, overrides)
-        report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
-                           pipeline=pipeline)
+        if engine == "ray":
+            from argus.distributed import run_batch_ray
+
+            report = run_batch_ray(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
+                                   concurrency=concurrency, address=address, actors=actors)
+        else:
+            report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
+                               pipeline=pipeline, concurrency=concurrency)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)

@@ -3,12 +3,13 @@
     lm:
       default: {model: local/smollm2}          # the embedded, offline model
       stages:
-        stage1: {model: openai/gpt-4o-mini}    # any litellm model string per stage
+        stage1: {model: openai/gpt-4o-mini, max_in_flight: 32, rpm: 500}   # any litellm model per stage
         resolver: {model: openai/qwen2.5-7b, api_base: "http://127.0.0.1:8000/v1"}
     facts: {mode: hybrid, tau: 0.8}
     chunking: {max_sentences: 8, overlap: 2}
     extraction: {framenet_hints: false, max_retries: 2}
     merge: {resolver: true, top_k: 2}
+    concurrency: {max_in_flight: 16}           # LM calls in flight across the run
     cache_dir: .argus_cache
 
 Stage names: fact_fallback, chunker, stage1, stage2, resolver, oneshot, judge, qa, reflection.
@@ -60,7 +61,26 @@ class LMSpec(_Strict):
     temperature: float = 0.0
     max_tokens: int | None = None
     cache: bool = True
-    num_retries: int = 2
+    num_retries: int = Field(
+        default=2, ge=0,
+        description="Retries of a call that met a provider fault (429, 5xx, timeout, dropped connection), with "
+                    "exponential backoff and jitter, honouring Retry-After; then the call fails its document",
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0,
+        description="Seconds one call may take (None: 120 for remote models, no limit for local/ engines)",
+    )
+    max_in_flight: int | None = Field(
+        default=None, ge=1,
+        description="Calls to this model in flight at once, process-wide (a local server may take 2, a hosted API "
+                    "32; None: no per-model bound, local/ engines 1)",
+    )
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to this model (sliding window)")
+    tpm: int | None = Field(
+        default=None, ge=1,
+        description="Tokens per minute to this model (sliding window; a call is booked at prompt chars/4 + max_tokens "
+                    "when it starts and at its reported usage when it returns)",
+    )
     n_ctx: int = Field(default=8192, description="Context size for local GGUF models")
     n_threads: int | None = None
     price_per_mtok: tuple[float, float] | None = Field(
@@ -148,6 +168,24 @@ class MergeConfig(_Strict):
     embedding_model: str = "embedded"
 
 
+class ConcurrencyConfig(_Strict):
+    """How much runs at once (see ``argus.concurrency``). Outputs do not depend on it: given the same
+    LM answers, a run at any concurrency writes the graphs a sequential run writes."""
+
+    max_in_flight: int = Field(
+        default=8, ge=1,
+        description="LM calls in flight at once across the run (documents × chunks × stages; argus extract "
+                    "--concurrency); each model's own max_in_flight bounds it further",
+    )
+    max_documents: int | None = Field(
+        default=None, ge=1, description="Documents in flight at once in a batch (None: max_in_flight)",
+    )
+
+    @property
+    def documents(self) -> int:
+        return self.max_documents or self.max_in_flight
+
+
 class LimitsConfig(_Strict):
     max_document_chars: int = Field(default=1_000_000, ge=1000)
     max_narrative_sentences: int = Field(default=600, ge=1)
@@ -181,6 +219,7 @@ class ArgusConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     merge: MergeConfig = Field(default_factory=MergeConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     segmenter: str = "legal"
     cache_dir: Path = Path(".argus_cache")

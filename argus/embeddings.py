@@ -8,6 +8,7 @@ downloads it when the user has network (LEGAL-BERT, E5, KaLM-Embedding, …).
 from __future__ import annotations
 
 import os
+import threading
 from functools import lru_cache
 
 from argus.errors import ConfigError
@@ -36,9 +37,17 @@ def is_embedded(name: str) -> bool:
     return name.lower() in _EMBEDDED_ALIASES
 
 
-@lru_cache(maxsize=4)
+_LOADING = threading.Lock()
+
+
 def load_encoder(name: str = EMBEDDED_ENCODER, device: str | None = None):
-    """A ``SentenceTransformer`` for ``name`` (cached per process)."""
+    """A ``SentenceTransformer`` for ``name`` (cached per process; threads asking at once load it once)."""
+    with _LOADING:
+        return _load_encoder(name, device)
+
+
+@lru_cache(maxsize=4)
+def _load_encoder(name: str, device: str | None):
     path = resolve_encoder_path(name)
     if is_embedded(name):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

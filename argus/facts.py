@@ -397,11 +397,14 @@ def gate_facts(
     tau: float = 0.8,
     fallback: FallbackFn | None = None,
     batch_size: int = 12,
+    map_batches: Callable[[list[list[tuple[str, str]]]], list] | None = None,
 ) -> tuple[Document, FactGateReport]:
     """Label every sentence Fact / Non-Fact; returns a new Document and what the gate did.
 
     ``fallback`` receives (id, text) pairs and returns the ids it judges to be facts, or ``None``
     when the call failed (then the classifier's decision stands and a warning is recorded).
+    ``map_batches`` (default: one after the other) applies ``fallback`` to every batch and returns
+    the answers in batch order — the pipeline runs the batches in parallel.
     """
     if mode not in ("classifier", "hybrid", "llm"):
         raise ConfigError(f"fact mode must be classifier, hybrid or llm, not {mode!r}")
@@ -428,10 +431,11 @@ def gate_facts(
             if s.id in narrative and (mode == "llm" or max(s.fact_probability, 1 - s.fact_probability) < tau)
         ]
         report.sent_to_llm = len(uncertain)
-        for i in range(0, len(uncertain), batch_size):
-            batch = uncertain[i : i + batch_size]
+        batches = [uncertain[i : i + batch_size] for i in range(0, len(uncertain), batch_size)]
+        pairs = [[(s.id, s.text) for s in batch] for batch in batches]
+        answers = map_batches(pairs) if map_batches is not None else [fallback(p) for p in pairs]
+        for batch, chosen in zip(batches, answers):
             report.llm_calls += 1
-            chosen = fallback([(s.id, s.text) for s in batch])
             if chosen is None:
                 report.llm_failures += 1
                 continue

@@ -110,8 +110,12 @@ class CostLedger:
                 append_jsonl_line(self.path, entry.model_dump_json())
 
     def extend(self, entries: list[LedgerEntry]) -> None:
-        for e in entries:
-            self.add(e)
+        """Add ``entries`` together: another thread's entries never land between them."""
+        with self._lock:
+            for e in entries:
+                self.entries.append(e)
+                if self.path is not None:
+                    append_jsonl_line(self.path, e.model_dump_json())
 
     def totals(self, *, doc_id: str | None = None) -> Totals:
         t = Totals()

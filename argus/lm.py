@@ -46,11 +46,16 @@ import dspy  # noqa: E402
 import pydantic  # noqa: E402
 from dspy.utils.usage_tracker import UsageTracker  # noqa: E402
 
+from argus.concurrency import ModelLimiter, call_with_retries, model_limiter
 from argus.engine import EngineCrashError, ManagedServer, managed_server
 from argus.errors import ConfigError
 from argus.ledger import current_call_context, record_lm_call
 
 EMBEDDED_MODEL = "local/smollm2"
+#: calls a managed local engine takes at once (it computes one completion at a time)
+LOCAL_MAX_IN_FLIGHT = 1
+#: seconds a call to a remote model may take before it counts as a provider fault (and is retried)
+DEFAULT_TIMEOUT_S = 120.0
 
 
 def embedded_gguf_path() -> Path:
@@ -412,22 +417,50 @@ class MeteredLM(dspy.LM):
         structured_output: str = "auto",
         price_per_mtok: tuple[float, float] | None = None,
         grammar_limits: dict[str, int] | None = None,
+        max_in_flight: int | None = None,
+        rpm: int | None = None,
+        tpm: int | None = None,
         **kwargs,
     ):
-        super().__init__(model, **kwargs)
+        # provider faults are retried here (``argus.concurrency.call_with_retries``: backoff with
+        # jitter, Retry-After honoured, the call's in-flight place given up while it waits), not by litellm
+        self.call_retries = int(kwargs.pop("num_retries", 2))
+        super().__init__(model, num_retries=0, **kwargs)
         self.structured_output = structured_output
         self.price_per_mtok = price_per_mtok
         self.grammar_limits = grammar_limits
+        self.max_in_flight, self.rpm, self.tpm = max_in_flight, rpm, tpm
         #: the model name the ledger records (``local/…`` models are called under another name)
         self.ledger_model = model
 
+    def limiter(self) -> ModelLimiter:
+        """This model endpoint's process-wide bounds (in flight, requests and tokens per minute)."""
+        server = getattr(self, "_server_key", None) or self.kwargs.get("api_base") or ""
+        return model_limiter((self.ledger_model, str(server)), self.max_in_flight, self.rpm, self.tpm)
+
+    def _estimate_tokens(self, prompt, messages, kwargs: dict) -> int:
+        text = prompt or ""
+        for m in messages or []:
+            content = m.get("content") if isinstance(m, dict) else None
+            text += content if isinstance(content, str) else str(content or "")
+        budget = kwargs.get("max_tokens", self.kwargs.get("max_tokens")) or 0
+        return len(text) // 4 + int(budget)
+
     def __call__(self, prompt=None, *, messages=None, **kwargs):
-        t0 = time.perf_counter()
-        recorder = _CallUsage(self, dspy.settings.usage_tracker)
-        with dspy.context(usage_tracker=recorder):
-            outputs = super().__call__(prompt, messages=messages, **kwargs)
-        self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
-        return outputs
+        limiter = self.limiter()
+        estimate = self._estimate_tokens(prompt, messages, kwargs) if limiter.tpm else 0
+
+        def once():
+            with limiter.slot(estimate) as booking:
+                t0 = time.perf_counter()
+                recorder = _CallUsage(self, dspy.settings.usage_tracker)
+                with dspy.context(usage_tracker=recorder):
+                    outputs = super(MeteredLM, self).__call__(prompt, messages=messages, **kwargs)
+                booking[1] = sum(_tokens(recorder.usage))
+            self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
+            return outputs
+
+        return call_with_retries(once, retries=self.call_retries, describe=f"{self.ledger_model} call")
 
     async def acall(self, prompt=None, *, messages=None, **kwargs):
         t0 = time.perf_counter()
@@ -591,6 +624,8 @@ def build_lm(spec) -> MeteredLM:
         max_tokens=spec.max_tokens,
         cache=spec.cache,
         num_retries=spec.num_retries,
+        rpm=spec.rpm,
+        tpm=spec.tpm,
     )
     if spec.model.startswith("local/"):
         name = spec.model[len("local/") :]
@@ -602,6 +637,11 @@ def build_lm(spec) -> MeteredLM:
                 "model or 'local/<path-to-file.gguf>'"
             )
         common["num_retries"] = 0  # a dead engine is restarted by LocalServerLM, not retried blindly
+        # the engine runs one completion at a time (llama-cpp-python's server has no parallel slots):
+        # further calls wait here, so a call's timeout and latency are its own, never the queue's
+        common["max_in_flight"] = spec.max_in_flight or LOCAL_MAX_IN_FLIGHT
+        if spec.timeout_s is not None:
+            common["timeout"] = spec.timeout_s
         return LocalServerLM(
             spec.model,
             server=managed_server(path, n_ctx=spec.n_ctx, n_threads=spec.n_threads),
@@ -621,6 +661,8 @@ def build_lm(spec) -> MeteredLM:
         client["api_key"] = key
     elif spec.api_base and spec.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
         client["api_key"] = "not-needed"  # local OpenAI-compatible servers ignore the key
+    common["max_in_flight"] = spec.max_in_flight
+    common["timeout"] = spec.timeout_s if spec.timeout_s is not None else DEFAULT_TIMEOUT_S
     mode = spec.structured_output
     if mode == "auto":
         mode = "json_object_schema" if spec.api_base else "native"

@@ -21,6 +21,7 @@ import copy
 import datetime as _dt
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +31,10 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from argus.chunking import repair_chunks, with_themes
+from argus.concurrency import ProviderFault, Slots, parallel_map
 from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.documents import Document, RawDocument
-from argus.errors import ArgusError, InputError, LMCallError
+from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, Totals, ledger_context
@@ -89,6 +91,12 @@ class ArgusPipeline(dspy.Module):
     (configuration, models, fact classifier).
 
     ``lm_builder`` (``LMSpec → dspy.LM``, default ``argus.lm.build_lm``) builds each stage's model.
+
+    Safe to call from several threads at once (documents in flight). Within a document the chunks
+    (Stage 1, then Stage 2 of the same chunk), the resolver's pairs and the fact-fallback batches
+    run in parallel, with at most ``config.concurrency.max_in_flight`` LM calls in flight across
+    everything this pipeline (and its ``deepcopy``s) does; results are gathered in input order, so
+    the graph is the one a sequential run builds from the same answers (``argus.concurrency``).
     """
 
     def __init__(self, config: ArgusConfig | None = None, programs: ArgusPrograms | None = None, classifier=None,
@@ -100,6 +108,9 @@ class ArgusPipeline(dspy.Module):
         self._lms: dict[str, MeteredLM] = {}
         self._lm_builder = lm_builder or build_lm
         self.adapter = SchemaJSONAdapter()
+        #: LM calls in flight across this pipeline and its copies
+        self.slots = Slots(self.config.concurrency.max_in_flight)
+        self._building = threading.Lock()
         configure_cache(self.config.cache_dir)
 
     def forward(self, document, chunk: Chunk | None = None):
@@ -121,22 +132,43 @@ class ArgusPipeline(dspy.Module):
     @property
     def classifier(self):
         if self._classifier is None:
-            self._classifier = load_fact_classifier(self.config.facts.classifier)
+            with self._building:
+                if self._classifier is None:
+                    self._classifier = load_fact_classifier(self.config.facts.classifier)
         return self._classifier
 
     def lm(self, stage: str) -> MeteredLM:
         if stage not in self._lms:
-            self._lms[stage] = self._lm_builder(self.config.lm.for_stage(stage))
+            with self._building:
+                if stage not in self._lms:
+                    self._lms[stage] = self._lm_builder(self.config.lm.for_stage(stage))
         return self._lms[stage]
+
+    @property
+    def workers(self) -> int:
+        """Threads a document fans its calls out to (the in-flight bound holds across all of them)."""
+        return self.slots.limit or 1
+
+    def set_concurrency(self, max_in_flight: int) -> None:
+        """Bound the LM calls in flight across this pipeline (and its copies) to ``max_in_flight``."""
+        if max_in_flight < 1:
+            raise ConfigError(f"concurrency must be at least 1, not {max_in_flight}")
+        self.slots.set_limit(max_in_flight)
+
+    def _map(self, fn, items):
+        return parallel_map(fn, items, self.workers)
 
     @contextlib.contextmanager
     def _calling(self, stage: str, program: str, run: DocumentRun | None):
         ledger = run.ledger if run else None
-        with dspy.context(lm=self.lm(stage), adapter=self.adapter), ledger_context(
+        lm = self.lm(stage)
+        with self.slots.hold(), dspy.context(lm=lm, adapter=self.adapter), ledger_context(
             ledger, doc_id=run.doc_id if run else None, stage=stage, program=program
         ):
             try:
                 yield
+            except ProviderFault:
+                raise
             except (LMError, OSError, TimeoutError) as exc:  # provider, network, engine failures
                 raise LMCallError(
                     f"{stage} ({self.config.lm.for_stage(stage).model}) failed: {type(exc).__name__}: {exc}"
@@ -191,21 +223,31 @@ class ArgusPipeline(dspy.Module):
             _SAID.add(why)
             logging.getLogger("argus").warning(why)
 
+        failures: dict[int, str] = {}
+
         def fallback(batch: list[tuple[str, str]]):
             try:
                 with self._calling("fact_fallback", "FactFallback", run):
                     res = self.programs.fact_fallback(sentences=batch)
+            except ProviderFault:
+                raise  # a call that kept meeting provider faults fails the document
             except LMCallError as exc:
-                if run:
-                    run.warnings.append(str(exc))
+                failures[id(batch)] = str(exc)
                 return None
             if res.outputs is None:
                 return None
             allowed = {sid for sid, _ in batch}
             return {i for i in res.outputs["fact_ids"] if i in allowed}
 
+        def each(batches):
+            chosen = self._map(fallback, batches)
+            if run:  # in batch order, whatever order the calls finished in
+                run.warnings.extend(failures[id(b)] for b in batches if id(b) in failures)
+            return chosen
+
         return gate_facts(doc, self.classifier, mode=mode, tau=tau,
-                          fallback=fallback if mode != "classifier" else None, batch_size=cfg.batch_size)
+                          fallback=fallback if mode != "classifier" else None, batch_size=cfg.batch_size,
+                          map_batches=each)
 
     def fact_sentences(self, doc: Document):
         narrative = set(doc.narrative_ids)
@@ -227,6 +269,8 @@ class ArgusPipeline(dspy.Module):
                     plan = [list(c.sentence_ids) for c in res.outputs["chunks"]]
                     themes = [(list(c.sentence_ids), c.theme) for c in res.outputs["chunks"]]
                 issues += [f"chunker: {e}" for e in res.errors]
+            except ProviderFault:
+                raise
             except LMCallError as exc:
                 issues.append(f"chunker failed ({exc}); using fixed windows")
         chunks, repairs = repair_chunks(plan, ids, max_sentences=cfg.max_sentences, min_sentences=cfg.min_sentences, overlap=cfg.overlap)
@@ -275,23 +319,30 @@ class ArgusPipeline(dspy.Module):
                                 max_pairs=cfg.max_pairs, encoder=cfg.embedding_model)
         by_id = {e.id: e for e in graph.events}
         model = self.config.lm.for_stage("resolver").model
-        resolutions: list[Resolution] = []
-        for pair in pairs:
+
+        def resolve(pair) -> Resolution | str | None:
             try:
                 with self._calling("resolver", "CrossChunkResolver", run):
                     res = self.programs.resolver(
                         event_a=describe_event(by_id[pair.a], graph, text),
                         event_b=describe_event(by_id[pair.b], graph, text),
                     )
+            except ProviderFault:
+                raise
             except LMCallError as exc:
-                if run:
-                    run.warnings.append(f"resolver skipped {pair.a}/{pair.b}: {exc}")
-                continue
+                return f"resolver skipped {pair.a}/{pair.b}: {exc}"
             if res.outputs is None:
-                continue
+                return None
             o = res.outputs
-            resolutions.append(Resolution(pair.a, pair.b, bool(o["same_occurrence"]), str(o["relation"]),
-                                          str(o["reason"])[:300], model))
+            return Resolution(pair.a, pair.b, bool(o["same_occurrence"]), str(o["relation"]), str(o["reason"])[:300],
+                              model)
+
+        resolutions: list[Resolution] = []
+        for outcome in self._map(resolve, pairs):  # in pair order, whatever order the calls finished in
+            if isinstance(outcome, Resolution):
+                resolutions.append(outcome)
+            elif outcome and run:
+                run.warnings.append(outcome)
         graph, more = apply_resolutions(graph, resolutions)
         return graph, log + more
 
@@ -315,10 +366,8 @@ class ArgusPipeline(dspy.Module):
             with run.timed("chunker"):
                 chunks, chunk_issues = self.chunk(doc, run)
             run.warnings += [f"chunking: {i}" for i in chunk_issues if "failed" in i]
-            minigraphs = []
-            with run.timed("extraction"):
-                for ch in chunks:
-                    minigraphs.append(self.extract_chunk(doc, ch, run))
+            with run.timed("extraction"):  # chunks in parallel; each runs Stage 1, then its Stage 2
+                minigraphs = self._map(lambda ch: self.extract_chunk(doc, ch, run), chunks)
             with run.timed("merge"):
                 graph, log = self.merge(doc, minigraphs, run)
             if not self.fact_sentences(doc):

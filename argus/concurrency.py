@@ -1,0 +1,251 @@
+"""Bounded concurrency for LM calls: ordered parallel maps, per-model limits, retries of provider faults.
+
+Three bounds hold at once (each is optional except the first):
+
+- the run's ``concurrency.max_in_flight`` (``ArgusConfig``; ``argus extract --concurrency N``): LM
+  calls in flight across everything one pipeline does — documents × chunks × stages;
+- a model's ``max_in_flight`` (``LMSpec``), process-wide: what its server takes (a local server 2,
+  a hosted API 32); the managed local engine runs one completion at a time, so ``local/`` models
+  default to 1 and further requests wait here;
+- a model's ``rpm`` / ``tpm``: requests and tokens per minute, over a sliding 60 s window.
+
+Work is fanned out with ``parallel_map``, which returns results in input order whatever order they
+finish in — the pipeline's outputs (ids, merge order, merge log) are those of a sequential run given
+the same LM answers — and runs each item in a copy of the caller's ``contextvars`` context, so the
+ledger attribution and DSPy's settings (``dspy.context``) follow the work into worker threads.
+
+Provider faults (HTTP 429, 408/409, 5xx, timeouts, dropped connections) are retried by
+``call_with_retries`` with exponential backoff and jitter, honouring ``Retry-After``; the waits come
+from litellm's own ``calculate_retry_after``. A call that keeps failing raises, and fails its document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, TypeVar
+
+from argus.errors import LMCallError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T], max_workers: int) -> list[R]:
+    """``[fn(x) for x in items]`` with up to ``max_workers`` items at once, results in input order.
+
+    Each item runs in a copy of the caller's context (ledger attribution, ``dspy.context``). If
+    items raise, the items not yet started are cancelled, the running ones finish, and the
+    exception of the first failing item in input order is raised — the one a sequential loop
+    would have raised.
+    """
+    items = list(items)
+    if max_workers <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    results: list = [None] * len(items)
+    errors: dict[int, BaseException] = {}
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(items)), thread_name_prefix="argus") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
+        for i, fut in enumerate(futures):
+            try:
+                results[i] = fut.result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, in input order
+                errors[i] = exc
+                for later in futures[i + 1:]:
+                    later.cancel()
+    if errors:
+        raise errors[min(errors)]
+    return results
+
+
+class Slots:
+    """A counting bound on calls in flight (``None``: unbounded) that also reports its peak."""
+
+    def __init__(self, limit: int | None):
+        self._cond = threading.Condition()
+        self.limit = limit
+        self.in_flight = 0
+        self.peak = 0
+
+    def set_limit(self, limit: int | None) -> None:
+        with self._cond:
+            self.limit = limit
+            self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._cond:
+            while self.limit is not None and self.in_flight >= self.limit:
+                self._cond.wait()
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.in_flight -= 1
+                self._cond.notify()
+
+
+@dataclass
+class ModelLimiter:
+    """Process-wide bounds of one model endpoint: calls in flight, requests and tokens per minute.
+
+    Tokens are booked when a call starts, at an estimate (prompt characters / 4 + the output budget),
+    and corrected to the call's reported usage when it returns, so a tokens-per-minute limit holds
+    before the provider would have answered 429.
+    """
+
+    max_in_flight: int | None = None
+    rpm: int | None = None
+    tpm: int | None = None
+    window_s: float = 60.0
+    _slots: Slots = field(default_factory=lambda: Slots(None))
+    _lock: threading.Condition = field(default_factory=threading.Condition)
+    _requests: deque = field(default_factory=deque)  # start times
+    _tokens: deque = field(default_factory=deque)  # [start time, tokens] (mutable: corrected on return)
+
+    def __post_init__(self):
+        self._slots.set_limit(self.max_in_flight)
+
+    def configure(self, max_in_flight: int | None, rpm: int | None, tpm: int | None) -> None:
+        with self._lock:
+            self.max_in_flight, self.rpm, self.tpm = max_in_flight, rpm, tpm
+            self._lock.notify_all()
+        self._slots.set_limit(max_in_flight)
+
+    @property
+    def peak_in_flight(self) -> int:
+        return self._slots.peak
+
+    def _expire(self, now: float) -> None:
+        while self._requests and self._requests[0] <= now - self.window_s:
+            self._requests.popleft()
+        while self._tokens and self._tokens[0][0] <= now - self.window_s:
+            self._tokens.popleft()
+
+    def _wait_for_rate(self, estimate: int) -> list:
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                self._expire(now)
+                waits = []
+                if self.rpm is not None and len(self._requests) >= self.rpm:
+                    waits.append(self._requests[0] + self.window_s - now)
+                if self.tpm is not None and self._tokens:
+                    used = sum(t for _, t in self._tokens)
+                    if used + estimate > self.tpm:  # a call larger than the limit runs alone in a window
+                        waits.append(self._tokens[0][0] + self.window_s - now)
+                if not waits:
+                    self._requests.append(now)
+                    booking = [now, estimate]
+                    self._tokens.append(booking)
+                    return booking
+                self._lock.wait(timeout=max(0.01, min(waits)))
+
+    @contextlib.contextmanager
+    def slot(self, estimate_tokens: int = 0) -> Iterator[list]:
+        """Hold one call's place; yields its token booking (``booking[1] = actual`` corrects it)."""
+        with self._slots.hold():
+            booking = self._wait_for_rate(estimate_tokens) if (self.rpm or self.tpm) else [time.monotonic(), 0]
+            yield booking
+            with self._lock:
+                self._lock.notify_all()
+
+
+_LIMITERS: dict[tuple, ModelLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def model_limiter(key: tuple, max_in_flight: int | None, rpm: int | None, tpm: int | None) -> ModelLimiter:
+    """The process-wide limiter of a model endpoint (``key``: model, server); the latest settings win."""
+    with _LIMITERS_LOCK:
+        limiter = _LIMITERS.get(key)
+        if limiter is None:
+            limiter = _LIMITERS[key] = ModelLimiter(max_in_flight, rpm, tpm)
+        elif (limiter.max_in_flight, limiter.rpm, limiter.tpm) != (max_in_flight, rpm, tpm):
+            limiter.configure(max_in_flight, rpm, tpm)
+        return limiter
+
+
+# ----------------------------------------------------------------------------- provider faults
+
+
+def fault_status(exc: BaseException) -> int | None:
+    """The HTTP status a provider fault carries (408 for timeouts, 503 for dropped connections), or None."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return 408
+    if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError"):
+        return 503
+    return None
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether a failed call is worth repeating: rate limits, timeouts, conflicts and server errors."""
+    from litellm.utils import should_retry
+
+    status = fault_status(exc)
+    return status is not None and should_retry(status)
+
+
+def retry_wait(exc: BaseException, attempt: int, max_retries: int) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): the provider's ``Retry-After`` when it
+    sent a reasonable one, else exponential backoff with jitter (litellm's ``calculate_retry_after``)."""
+    from litellm.utils import calculate_retry_after
+
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        headers = getattr(exc, "headers", None)
+    return float(calculate_retry_after(remaining_retries=max_retries - attempt + 1, max_retries=max_retries,
+                                       response_headers=headers))
+
+
+class ProviderFault(LMCallError):
+    """A model call that kept failing with provider faults (429, 5xx, timeouts) through its retries."""
+
+
+def call_with_retries(call: Callable[[], R], *, retries: int, describe: str = "LM call",
+                      sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[BaseException, float], None] | None = None) -> R:
+    """Run ``call``; repeat it up to ``retries`` times on provider faults, waiting as ``retry_wait``
+    says. Other exceptions pass through at once. After the last retry ``ProviderFault`` is raised
+    from the last fault."""
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if not retryable(exc):
+                raise
+            attempt += 1
+            if attempt > retries:
+                raise ProviderFault(
+                    f"{describe} failed {attempt} time(s) with provider faults; last: {type(exc).__name__} "
+                    f"(HTTP {fault_status(exc)}): {str(exc)[:300]}"
+                ) from exc
+            wait = retry_wait(exc, attempt, retries)
+            if on_retry is not None:
+                on_retry(exc, wait)
+            sleep(wait)
+
+
+__all__ = [
+    "ModelLimiter",
+    "ProviderFault",
+    "Slots",
+    "call_with_retries",
+    "fault_status",
+    "model_limiter",
+    "parallel_map",
+    "retry_wait",
+    "retryable",
+]
