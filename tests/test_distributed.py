@@ -1,0 +1,238 @@
+"""The Ray engine writes what the local engine writes; bad inputs and dead workers are error records.
+
+Runs on a local Ray runtime (the machine's CPUs) against the loopback latency server, which answers
+every LM call with schema-valid JSON, so actors in other processes call a real HTTP model.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import argus.distributed as distributed
+from argus.batch import DocumentResult, run_batch
+from argus.cli import app
+from argus.config import ArgusConfig
+from argus.distributed import PipelineActor, credential_env, run_batch_ray, worker_env
+from argus.errors import ConfigError
+from argus.testing.latency_server import LatencyServer
+from tests.conftest import DEMO, _split_dirs
+
+try:
+    import ray
+    import ray.data  # noqa: F401
+except ImportError:  # pragma: no cover - CI installs it
+    ray = None
+
+needs_ray = pytest.mark.skipif(ray is None, reason="the Ray engine needs ray[data] (pip install 'argus-kg[scale]')")
+
+SECRET = "sk-argus-test-7f3c9e1d-never-in-a-file"
+KEY_VAR = "ARGUS_TEST_DISTRIBUTED_KEY"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LatencyServer(latency_s=0.0) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def ray_runtime():
+    """One local Ray runtime for the tests that use it (run_batch_ray joins it, and leaves it up)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    yield Path(ray._private.worker._global_node.get_session_dir_path())
+    if started:
+        ray.shutdown()
+
+
+def _config(server, tmp_path, **lm) -> ArgusConfig:
+    return ArgusConfig(lm={"default": {"model": "openai/fake", "api_base": server.url,
+                                       "structured_output": "json_object_schema", "cache": False, **lm}},
+                       facts={"mode": "classifier"}, cache_dir=tmp_path / "cache")
+
+
+def _inputs(tmp_path: Path) -> list[Path]:
+    """The demo complaint, two annotated complaints (or, without the shared data, two renamed copies of
+    the demo), an empty file and a missing one."""
+    src = tmp_path / "in"
+    src.mkdir()
+    annotated = [d / "complaint.txt" for d in _split_dirs("dev")[:2]]
+    if len(annotated) < 2:
+        annotated = []
+        for name in ("demo_b", "demo_c"):
+            (src / f"{name}.txt").write_text(DEMO.read_text())
+            annotated.append(src / f"{name}.txt")
+    (src / "empty.txt").write_text("")
+    return [DEMO, *annotated, src / "empty.txt", src / "missing.txt"]
+
+
+def _graph_parts(path: Path) -> dict:
+    ekg = json.loads(path.read_text())
+    return {k: ekg[k] for k in ("doc_id", "source", "method", "graph", "chunks", "minigraphs", "merge_log", "sentences",
+                                "facts_section_found", "warnings")}
+
+
+def _summary(out: Path) -> list[dict]:
+    with (out / "summary.csv").open() as f:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f)]
+
+
+def _ledger(out: Path) -> Counter:
+    keep = ("doc_id", "stage", "program", "model", "prompt_tokens", "completion_tokens", "cache_hit")
+    return Counter(tuple(json.loads(line)[k] for k in keep) for line in (out / "ledger.jsonl").read_text().splitlines())
+
+
+def _errors(out: Path) -> dict[str, dict]:
+    return {Path(e["source"]).name: e for e in map(json.loads, (out / "errors.jsonl").read_text().splitlines())}
+
+
+# ---------------------------------------------------------------------------- without a runtime
+
+
+def test_without_ray_the_engine_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray → ImportError
+    with pytest.raises(ConfigError, match=r"pip install 'argus-kg\[scale\]'"):
+        run_batch_ray([DEMO], tmp_path / "out", ArgusConfig())
+    res = CliRunner().invoke(app, ["extract", str(DEMO), "--out", str(tmp_path / "o"), "--engine", "ray"])
+    assert res.exit_code == 2 and "argus-kg[scale]" in res.output
+
+
+def test_credentials_go_to_the_actors_knobs_to_their_runtime_env():
+    cfg = ArgusConfig(lm={"default": {"model": "openai/gpt-4o-mini"},
+                          "stages": {"stage2": {"model": "anthropic/claude-3-5-haiku-latest", "api_key_env": "MY_KEY"},
+                                     "resolver": {"model": "local/smollm2"}}})
+    environ = {"OPENAI_API_KEY": "o", "OPENAI_BASE_URL": "b", "ANTHROPIC_API_KEY": "a", "MY_KEY": "m",
+               "GEMINI_API_KEY": "g", "HOME": "/root", "HF_HUB_OFFLINE": "1"}
+    assert credential_env(cfg, environ) == {"OPENAI_API_KEY": "o", "OPENAI_BASE_URL": "b", "ANTHROPIC_API_KEY": "a",
+                                            "MY_KEY": "m"}
+    env = worker_env(environ)
+    assert env == {"TOKENIZERS_PARALLELISM": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    secrets = distributed._Secrets(credential_env(cfg, environ))  # what a log of the actor's arguments would show
+    assert repr(secrets) == str(secrets) == "<credentials: ANTHROPIC_API_KEY, MY_KEY, OPENAI_API_KEY, OPENAI_BASE_URL>"
+
+
+# ---------------------------------------------------------------------------- the CLI, on a runtime of its own
+
+
+@needs_ray
+def test_cli_engine_ray_runs_on_a_runtime_it_starts_and_stops(server, tmp_path):
+    """``argus extract --engine ray`` with no cluster: a local runtime for the batch, stopped after it."""
+    was_running = ray.is_initialized()
+    out = tmp_path / "out"
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(app, [
+        "extract", str(DEMO), "--out", str(out), "--engine", "ray", "--actors", "1", "--concurrency", "4",
+        "--model", "openai/fake", "--api-base", server.url, "--fact-mode", "classifier",
+        "--cache-dir", str(tmp_path / "cache"),
+    ])
+    assert res.exit_code == 0, res.output
+    assert (out / "demo.ekg.json").exists() and (out / "demo.graphml").exists()
+    assert [r["doc_id"] for r in _summary(out)] == ["demo"]
+    ekg = json.loads((out / "demo.ekg.json").read_text())
+    assert ekg["graph"]["events"]
+    assert len((out / "ledger.jsonl").read_text().splitlines()) == ekg["ledger"]["totals"]["calls"] > 0
+    assert not (out / "errors.jsonl").exists()
+    assert ray.is_initialized() == was_running, "run_batch_ray stops the runtime it started, and only that"
+    print(f"CLI --engine ray: {time.perf_counter() - t0:.1f}s")
+
+
+# ---------------------------------------------------------------------------- the engine against the local one
+
+
+@needs_ray
+def test_ray_engine_writes_what_the_local_engine_writes(ray_runtime, server, tmp_path, monkeypatch):
+    # the key is set after the runtime started: the actors can only have it from the driver
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    cfg = _config(server, tmp_path, api_key_env=KEY_VAR)
+    paths = _inputs(tmp_path)
+    local_out, ray_out = tmp_path / "local", tmp_path / "ray"
+
+    t0 = time.perf_counter()
+    local = run_batch(paths, local_out, cfg)
+    t1 = time.perf_counter()
+    report = run_batch_ray(paths, ray_out, cfg, actors=2)
+    t2 = time.perf_counter()
+    print(f"local {t1 - t0:.1f}s, ray {t2 - t1:.1f}s")
+    assert ray.is_initialized(), "a runtime run_batch_ray did not start is left running"
+
+    doc_ids = [r["doc_id"] for r in local.rows]
+    assert len(doc_ids) == 3 and [r["doc_id"] for r in report.rows] == doc_ids
+    assert not report.ok and len(report.errors) == 2
+    for doc_id in doc_ids:
+        assert _graph_parts(ray_out / f"{doc_id}.ekg.json") == _graph_parts(local_out / f"{doc_id}.ekg.json"), doc_id
+        assert (ray_out / f"{doc_id}.graphml").exists()
+    assert _summary(ray_out) == _summary(local_out)
+    assert [r["doc_id"] for r in _summary(ray_out)] == doc_ids  # input order, whatever order they finished in
+
+    # every LM call of every document, once
+    ledger = _ledger(ray_out)
+    assert ledger == _ledger(local_out)
+    for doc_id in doc_ids:
+        ekg = json.loads((ray_out / f"{doc_id}.ekg.json").read_text())
+        assert sum(n for k, n in ledger.items() if k[0] == doc_id) == ekg["ledger"]["totals"]["calls"] > 0
+    assert report.ledger.totals().calls == sum(ledger.values())
+
+    # unreadable inputs: recorded by the driver, the others written
+    errors = _errors(ray_out)
+    assert set(errors) == {"empty.txt", "missing.txt"} and errors == _errors(local_out)
+    assert "empty" in errors["empty.txt"]["message"] and "no such file" in errors["missing.txt"]["message"]
+
+    # the API key reached the actors (the calls succeeded) but no file: not the outputs, not Ray's logs
+    for root in (ray_out, ray_runtime, tmp_path / "cache"):
+        for f in root.rglob("*"):
+            if f.is_file() and f.stat().st_size < 50_000_000:
+                assert SECRET.encode() not in f.read_bytes(), f
+
+
+# ---------------------------------------------------------------------------- a worker that dies
+
+
+class _CrashingActor(PipelineActor):
+    """Kills its own process on a document labelled ``*crash*``; answers the others at once (no pipeline)."""
+
+    def __init__(self, config_json, method="staged", concurrency=None, env=None, secrets=None):
+        self.method = method
+
+    def run(self, index, label, document_json):
+        if "crash" in label:
+            os._exit(1)
+        time.sleep(0.5)  # in flight beside the crashing document when they share an actor
+        from argus.documents import RawDocument
+
+        doc = RawDocument.model_validate_json(document_json)
+        return DocumentResult(index, label, doc.doc_id, None,
+                              {"source": label, "doc_id": doc.doc_id, "error": "Answered", "message": "by the stub"},
+                              [], 0.5).to_json()
+
+
+@needs_ray
+def test_a_document_that_kills_its_worker_is_an_error_record_not_the_batch(ray_runtime, server, tmp_path, monkeypatch):
+    monkeypatch.setattr(distributed, "PipelineActor", _CrashingActor)
+    monkeypatch.setattr(distributed, "TASK_ATTEMPTS", 1)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a_crash.txt").write_text(DEMO.read_text())
+    (src / "b_fine.txt").write_text(DEMO.read_text())
+    out = tmp_path / "out"
+    t0 = time.perf_counter()
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers need not import tests/
+    try:
+        report = run_batch_ray([src], out, _config(server, tmp_path), actors=1, concurrency=2)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    print(f"crash: {time.perf_counter() - t0:.1f}s")
+    errors = _errors(out)
+    assert set(errors) == {"a_crash.txt", "b_fine.txt"} and len(report.errors) == 2
+    assert errors["b_fine.txt"]["error"] == "Answered"  # its result came back (at once, or on the one-at-a-time pass)
+    assert errors["a_crash.txt"]["error"] == "RayWorkerError" and "died" in errors["a_crash.txt"]["message"]
+    assert errors["a_crash.txt"]["doc_id"] == "a_crash"
