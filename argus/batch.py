@@ -185,7 +185,7 @@ def pending_sources(paths, out: Path, skip_existing: bool, console: Console) -> 
     return todo
 
 
-def _progress(console: Console) -> Progress:
+def batch_progress(console: Console) -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TextColumn("{task.fields[doc]}"), console=console, transient=False)
 
@@ -217,7 +217,7 @@ def run_batch(
     todo = pending_sources(paths, out, skip_existing, console)
     if not todo:
         console.print("[yellow]no input files[/yellow]")
-    with _progress(console) as progress:
+    with batch_progress(console) as progress:
         task = progress.add_task("documents", total=len(todo), doc="")
         writer.console = progress.console
         with ThreadPoolExecutor(max_workers=max(1, min(documents, len(todo) or 1)), thread_name_prefix="argus-doc") as pool:
@@ -233,11 +233,11 @@ def run_batch(
                 for f in futures:
                     f.cancel()
                 raise
-    _print_summary(console, writer.report, out)
+    print_batch_summary(console, writer.report, out)
     return writer.report
 
 
-def _print_summary(console: Console, report: BatchReport, out: Path) -> None:
+def print_batch_summary(console: Console, report: BatchReport, out: Path) -> None:
     table = Table(title="ARGUS extraction summary", title_justify="left")
     for c in SUMMARY_COLUMNS[:1] + SUMMARY_COLUMNS[2:]:
         table.add_column(c, justify="left" if c == "doc_id" else "right")

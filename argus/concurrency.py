@@ -176,16 +176,31 @@ def model_limiter(key: tuple, max_in_flight: int | None, rpm: int | None, tpm: i
 # ----------------------------------------------------------------------------- provider faults
 
 
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and what it was raised from (DSPy wraps litellm's errors in its own)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 def fault_status(exc: BaseException) -> int | None:
-    """The HTTP status a provider fault carries (408 for timeouts, 503 for dropped connections), or None."""
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        return status
-    name = type(exc).__name__
-    if "Timeout" in name:
-        return 408
-    if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError"):
-        return 503
+    """The HTTP status a provider fault carries (408 for timeouts, 503 for transport failures), or None."""
+    for e in _chain(exc):
+        for attr in ("status_code", "status"):
+            status = getattr(e, attr, None)
+            if isinstance(status, int) and not isinstance(status, bool):
+                return status
+    for e in _chain(exc):
+        name = type(e).__name__
+        if "Timeout" in name and "Lock" not in name:
+            return 408
+        if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError", "LMTransportError",
+                    "LMServerError", "ConnectError", "ReadError", "RemoteProtocolError"):
+            return 503
+        if name in ("RateLimitError", "LMRateLimitError"):
+            return 429
     return None
 
 
@@ -199,13 +214,23 @@ def retryable(exc: BaseException) -> bool:
 
 def retry_wait(exc: BaseException, attempt: int, max_retries: int) -> float:
     """Seconds to wait before retry ``attempt`` (1-based): the provider's ``Retry-After`` when it
-    sent a reasonable one, else exponential backoff with jitter (litellm's ``calculate_retry_after``)."""
+    sent a reasonable one (≤ 60 s), else exponential backoff; with jitter either way (litellm's
+    ``calculate_retry_after``)."""
+    import math
+
     from litellm.utils import calculate_retry_after
 
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        headers = getattr(exc, "headers", None)
+    headers = None
+    for e in _chain(exc):
+        response = getattr(e, "response", None)
+        found = getattr(response, "headers", None) if response is not None else None
+        if found is not None and found.get("retry-after"):
+            headers = found
+            break
+        after = getattr(e, "retry_after", None)
+        if isinstance(after, (int, float)) and after > 0:
+            headers = {"retry-after": str(math.ceil(after))}
+            break
     return float(calculate_retry_after(remaining_retries=max_retries - attempt + 1, max_retries=max_retries,
                                        response_headers=headers))
 

@@ -75,10 +75,10 @@ from argus.batch import (
     BatchReport,
     BatchWriter,
     DocumentResult,
-    _print_summary,
-    _progress,
+    batch_progress,
     extract_document,
     pending_sources,
+    print_batch_summary,
 )
 from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.errors import ConfigError
@@ -367,7 +367,7 @@ def run_batch_ray(
     if not todo:
         console.print("[yellow]no input files[/yellow]")
     docs = {i: (label, item) for i, label, item in todo if not isinstance(item, BaseException)}
-    with _progress(console) as progress:
+    with batch_progress(console) as progress:
         task = progress.add_task("documents", total=len(todo), doc="")
         writer.console = progress.console
 
@@ -383,7 +383,7 @@ def run_batch_ray(
             with _ray_runtime(ray, address):
                 _run_on_ray(ray, docs, config, method=method, concurrency=concurrency,
                             actors=actors or DEFAULT_ACTORS, write=write, console=progress.console)
-    _print_summary(console, writer.report, out)
+    print_batch_summary(console, writer.report, out)
     return writer.report
 
 

@@ -66,6 +66,11 @@ def _load_encoder(name: str, device: str | None):
         raise ConfigError(f"could not load sentence encoder {name!r}: {exc}") from exc
 
 
+#: one encoding at a time per process: torch already spreads one over every core, and documents
+#: encoding side by side (a concurrent batch) would only contend for the cores and hold more memory
+_ENCODING = threading.Lock()
+
+
 def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64):
     """L2-normalized embeddings as a float32 numpy array (n, d)."""
     import numpy as np
@@ -73,4 +78,7 @@ def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64)
     if not texts:
         return np.zeros((0, load_encoder(name).get_sentence_embedding_dimension()), dtype="float32")
     model = load_encoder(name)
-    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype("float32")
+    with _ENCODING:
+        vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                               show_progress_bar=False)
+    return vectors.astype("float32")

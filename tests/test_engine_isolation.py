@@ -64,12 +64,36 @@ def _complaints(folder: Path) -> list[Path]:
     return paths
 
 
-def _config(tmp_path: Path) -> ArgusConfig:
-    # the embedded model for every stage, but only Stage 1 and Stage 2 calls: a quick document
+def _config(tmp_path: Path, concurrency: int = 1) -> ArgusConfig:
+    # the embedded model for every stage, but only Stage 1 and Stage 2 calls: a quick document;
+    # one document at a time, so that "kill during document 2" means what it says
     return ArgusConfig.load(None, {
         "cache_dir": str(tmp_path / "cache"), "facts.mode": "classifier", "chunking.use_llm": False,
         "merge.resolver": False, "lm.stages.stage1.max_tokens": 300, "lm.stages.stage2.max_tokens": 200,
+        "concurrency.max_in_flight": concurrency,
     })
+
+
+def test_concurrent_documents_queue_for_the_engine_and_get_the_sequential_graphs(tmp_path):
+    """Three documents at 4 calls in flight: the engine (one completion at a time) is never sent two,
+    never restarts, and every graph is the one a sequential run writes."""
+    from argus.batch import run_batch
+    from argus.pipeline import ArgusPipeline
+
+    docs = _complaints(tmp_path / "in")
+    graphs = {}
+    for n in (1, 4):
+        pipe = ArgusPipeline(_config(tmp_path / f"c{n}", concurrency=n))
+        lm = pipe.lm("stage1")
+        report = run_batch(docs, tmp_path / f"out{n}", pipeline=pipe, graphml=False)
+        assert report.ok, report.errors
+        graphs[n] = {d: json.loads((tmp_path / f"out{n}" / f"{d}.ekg.json").read_text())["graph"]
+                     for d in ("doc1", "doc2", "doc3")}
+        if n == 4:
+            assert pipe.slots.peak > 1  # documents were in flight together …
+            assert lm.limiter().peak_in_flight == 1 and lm.server.in_flight == 0  # … the engine took one call at a time
+            assert lm.server.starts == 1
+    assert graphs[1] == graphs[4]
 
 
 def _ledger_docs(out: Path) -> set[str]:
