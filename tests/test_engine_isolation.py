@@ -75,12 +75,12 @@ def _config(tmp_path: Path, concurrency: int = 1) -> ArgusConfig:
 
 
 def test_concurrent_documents_queue_for_the_engine_and_get_the_sequential_graphs(tmp_path):
-    """Three documents at 4 calls in flight: the engine (one completion at a time) is never sent two,
+    """Two documents at 4 calls in flight: the engine (one completion at a time) is never sent two,
     never restarts, and every graph is the one a sequential run writes."""
     from argus.batch import run_batch
     from argus.pipeline import ArgusPipeline
 
-    docs = _complaints(tmp_path / "in")
+    docs = _complaints(tmp_path / "in")[:2]
     graphs = {}
     for n in (1, 4):
         pipe = ArgusPipeline(_config(tmp_path / f"c{n}", concurrency=n))
@@ -88,7 +88,7 @@ def test_concurrent_documents_queue_for_the_engine_and_get_the_sequential_graphs
         report = run_batch(docs, tmp_path / f"out{n}", pipeline=pipe, graphml=False)
         assert report.ok, report.errors
         graphs[n] = {d: json.loads((tmp_path / f"out{n}" / f"{d}.ekg.json").read_text())["graph"]
-                     for d in ("doc1", "doc2", "doc3")}
+                     for d in ("doc1", "doc2")}
         if n == 4:
             assert pipe.slots.peak > 1  # documents were in flight together …
             assert lm.limiter().peak_in_flight == 1 and lm.server.in_flight == 0  # … the engine took one call at a time
