@@ -10,9 +10,14 @@ from __future__ import annotations
 import sys
 
 USAGE = """usage: python run_optimize.py campaigns/<name>.yaml [--run-root runs/campaigns] [--compiled compiled]
+                              [--storage postgresql://user:pw@host/db] [--num-threads N]
 
 Runs an optimization campaign (resumable from its run directory; stop it with Ctrl-C or by
 creating RUN_DIR/STOP) and writes the quality-cost frontier to compiled/<campaign>/.
+With --storage, this process is one worker of the campaign: start the same command on this
+machine or others (same campaign file, same URL) and the workers share the trials, every
+evaluation and the frontier through the database (PostgreSQL: pip install 'psycopg[binary]').
+--num-threads: documents / examples evaluated at once (default: the file's concurrency.num_threads).
 Then: argus frontier show compiled/<campaign>; argus extract --frontier compiled/<campaign> …"""
 
 

@@ -1,5 +1,11 @@
 """What a campaign may spend and what it spent: stop conditions (stop file, Ctrl-C, wall clock, USD
-budget, a crashed engine) and the optimization-spend book (per trial and phase, from the ledger)."""
+budget, a crashed engine) and the optimization-spend book (per trial and phase, from the ledger).
+
+With several workers on one RDB storage each worker keeps its own ledger and book
+(``RUN/ledger.<worker>.jsonl``, ``RUN/phases.<worker>.json``: the spans of a book are positions in
+its own ledger, which no other process appends to) and shares its summary in the storage; the
+campaign's spend is the sum of the workers' summaries (``merge_spend``), and the USD budget counts
+every worker's spend (``StopConditions.others``)."""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from argus.engine import engine_crashes
 from argus.io import write_json_atomic
@@ -27,9 +34,11 @@ class StopConditions:
     reason: str = ""
     crashes_before: int = field(default_factory=engine_crashes)
     failed: bool = False
+    #: USD billed by the campaign's other workers (an RDB storage), counted against ``max_usd`` too
+    others: Callable[[], float] | None = None
 
     def spent(self) -> float:
-        return self.spent_before + sum(e.cost_usd for e in self.ledger.entries)
+        return self.spent_before + sum(e.cost_usd for e in self.ledger.entries) + (self.others() if self.others else 0.0)
 
     def check(self) -> str:
         if self.reason:
@@ -63,11 +72,13 @@ class SpendBook:
     (``gepa`` task calls on chunk minibatches, ``aux:<program>``, ``val`` / ``test`` deployment runs).
     """
 
-    def __init__(self, run_dir: Path, ledger: CostLedger, previous: list | tuple = ()):
-        self.path = run_dir / "phases.json"
+    def __init__(self, run_dir: Path, ledger: CostLedger, previous: list | tuple = (), *, file: str = "phases.json",
+                 on_record: Callable[["SpendBook"], None] | None = None):
+        self.path = run_dir / file
         self.ledger = ledger
         self.previous = list(previous)  #: the ledger lines earlier runs wrote (``ledger`` holds this run's)
         self.phases: list[dict] = json.loads(self.path.read_text()) if self.path.exists() else []
+        self.on_record = on_record  #: called after each recorded phase (a worker shares its summary)
 
     def entries(self) -> list:
         """Every call of the campaign, earlier runs' and this run's, in ledger order."""
@@ -81,6 +92,8 @@ class SpendBook:
         if end > start:
             self.phases.append({"trial": trial, "phase": phase, "start": start, "end": end})
             write_json_atomic(self.path, self.phases, indent=1)
+            if self.on_record is not None:
+                self.on_record(self)
 
     def summary(self, entries: list | None = None) -> dict:
         """Totals (``metrics.quality.cost_of``: calls, billed and list tokens and USD, cache hits) of all
@@ -109,3 +122,27 @@ class SpendBook:
 
         return {"total": book(entries), "by_phase": {k: book(v) for k, v in by_phase.items()},
                 "by_trial": {t: {k: book(v) for k, v in kinds.items()} for t, kinds in by_trial.items()}}
+
+
+def merge_spend(summaries: list[dict]) -> dict:
+    """One ``SpendBook.summary`` of several (the workers of a campaign): every figure summed, per kind
+    of call and per trial and kind (trials are the campaign's positions, the same in every worker)."""
+
+    def add(into: dict, book: dict) -> None:
+        for k, v in book.items():
+            into[k] = into.get(k, 0) + v
+
+    out: dict = {"total": {}, "by_phase": {}, "by_trial": {}}
+    for s in summaries:
+        if not s:
+            continue
+        add(out["total"], s.get("total", {}))
+        for kind, book in s.get("by_phase", {}).items():
+            add(out["by_phase"].setdefault(kind, {}), book)
+        for trial, kinds in s.get("by_trial", {}).items():
+            for kind, book in kinds.items():
+                add(out["by_trial"].setdefault(trial, {}).setdefault(kind, {}), book)
+    if not out["total"]:
+        out["total"] = {"calls": 0, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0, "list_tokens": 0,
+                        "cache_hits": 0}
+    return out

@@ -29,16 +29,54 @@ cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume,
 deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
 one JSON record per finished evaluation, GEPA's finished candidate lists) to the frontier an
 uninterrupted run gives. All calls go to ``RUN/ledger.jsonl``.
+
+Threads: ``concurrency.num_threads`` documents of a deployment run, and examples of GEPA's and the
+auxiliary programs' evaluations, are evaluated at once; results are gathered by index, and every
+call made in a worker thread is booked under the phase that started it
+(``optimizers.evaluation.ordered_map``, ``dspy_threads_carry_context``).
+
+Workers (``storage=`` / ``--storage URL``, an SQLAlchemy URL such as ``postgresql://…``): several
+processes, on one machine or many, run the trials of one campaign through Optuna's ``RDBStorage``.
+
+- **Trials are positions.** The campaign's settings are planned once (``_plan``: the enumerated
+  space in its seeded order, or one NSGA-II draw per position); each position is a queued Optuna
+  trial carrying ``argus:position``. A worker claims the open position with the lowest number by
+  moving its WAITING trial to RUNNING (atomic in the storage: one worker wins); two workers that
+  queued the same position at once leave a duplicate, which the later trial number gives up when
+  claimed. The trial budget is the number of positions, whichever worker completes them.
+- **Finished work lives in the storage** as study user attributes ``argus:<name>`` — every
+  candidate evaluation (``evals/val-<key>.json``, with its lineage), each test evaluation, each
+  trial's GEPA candidates and auxiliary programs, the objectives and reference point, and each
+  worker's spend summary — first writer wins. The files under ``RUN`` are this worker's cache; the
+  frontier, hypervolume and manifests are built from the storage, so every worker writes the same
+  frontier, from everything all workers evaluated.
+- **Heartbeats.** A worker records a heartbeat for its trial every ``concurrency.heartbeat_s``; a
+  RUNNING trial without one for ``concurrency.grace_s`` (its worker died or lost the database) is
+  failed and queued again with the same settings and position (``optuna.storages.fail_stale_trials``
+  with ``_requeue``); a trial whose worker ran on this machine and whose process is gone is queued
+  again at once. A live worker's trial is never taken. A stopped worker (stop file, Ctrl-C, budget)
+  queues its trial again itself. Idle workers wait while other workers run the last open trials
+  (to take over a trial whose worker dies), then write the final frontier.
+- **Spend.** Each worker books its calls in its own ledger and phases (``RUN/ledger.<worker>.jsonl``,
+  ``RUN/phases.<worker>.json``, ``RUN/status.<worker>.json``; ``<worker>`` is host-pid unless named)
+  and shares its spend summary; the campaign's optimization spend is their sum.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import math
+import os
+import re
 import shutil
 import signal
+import socket
+import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -51,8 +89,8 @@ from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from optimizers.config import AUX_PROGRAMS, CampaignConfig
-from optimizers.evaluation import CandidateEval, deployment_run, evaluate_examples
-from optimizers.budget import SpendBook, StopConditions
+from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context, evaluate_examples
+from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.proposer import TextInstructionProposer
 
 EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict"}
@@ -75,6 +113,169 @@ class _Evolvable:
         k = self._next.get(candidate_idx, 0)
         self._next[candidate_idx] = k + 1
         return [names[k % len(names)]]
+
+
+# ----------------------------------------------------------------------------- storage and workers
+
+POSITION = "argus:position"  #: trial user attribute: the campaign position (0-based) a trial runs
+_log = logging.getLogger("argus")
+
+
+def rdb_url(url: str) -> str:
+    """The SQLAlchemy URL for ``url``: ``postgresql://`` (or ``postgres://``) without a driver uses
+    psycopg 3 (``postgresql+psycopg://``); any other URL is used as given."""
+    if "://" not in url:
+        raise ConfigError(f"--storage {url!r}: an SQLAlchemy database URL is expected, e.g. postgresql://user:pw@host/db")
+    scheme, rest = url.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return url
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"://([^/:@]+):[^/@]*@", r"://\1:***@", url)
+
+
+def _position(trial) -> int | None:
+    pos = trial.user_attrs.get(POSITION)
+    return int(pos) if pos is not None else None
+
+
+def _requeue(study, trial) -> None:
+    """Queue a failed trial's position again, with the settings it ran (Optuna's heartbeat callback too)."""
+    pos = _position(trial)
+    if pos is None:
+        return  # not a campaign position (a trial of an older run)
+    params = trial.system_attrs.get("fixed_params") or trial.params
+    study.enqueue_trial(dict(params), user_attrs={POSITION: pos, "argus:retry_of": trial.number}, skip_if_exists=False)
+
+
+@contextlib.contextmanager
+def _schema_lock(url: str):
+    """Workers starting together on an empty PostgreSQL database create Optuna's tables one at a time (a
+    session-level advisory lock); other databases rely on ``_schema_race`` retries."""
+    if not url.startswith("postgresql"):
+        yield
+        return
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    engine = sqlalchemy.create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(727372616)"))
+            try:
+                yield
+            finally:
+                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(727372616)"))
+    finally:
+        engine.dispose()
+
+
+def _schema_race(exc: BaseException) -> bool:
+    """An error of two processes creating the same tables at once (worth a retry)."""
+    from sqlalchemy import exc as sa_exc
+
+    while exc is not None:
+        if isinstance(exc, (sa_exc.IntegrityError, sa_exc.ProgrammingError, sa_exc.OperationalError)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    return True
+
+
+class _Artifacts:
+    """Finished work of a campaign by name (``evals/val-<key>.json``, ``evals/test-<key>.json``,
+    ``trials/<hash>/gepa_candidates.json``, ``trials/<hash>/aux-<prog>.json``, ``objectives.json``,
+    ``spend/<worker>.json``): files under RUN and, with an RDB storage, the study's user attributes
+    ``argus:<name>`` — the copy every worker reads (the files are then this worker's cache)."""
+
+    PREFIX = "argus:"
+
+    def __init__(self, run_dir: Path, study=None):
+        self.run_dir = run_dir
+        self.study = study
+        self._shared: dict[str, Any] = {}
+
+    def refresh(self) -> dict[str, Any]:
+        if self.study is not None:
+            attrs = self.study._storage.get_study_user_attrs(self.study._study_id)
+            self._shared = {k[len(self.PREFIX):]: v for k, v in attrs.items() if k.startswith(self.PREFIX)}
+        return self._shared
+
+    def _rows(self, *, key: str | None = None, prefix: str | None = None) -> list | None:
+        """(key, value_json) rows of this study's attributes with ``key`` or a key starting with ``prefix``,
+        read with one query (not the whole set: a campaign's evaluations add up to megabytes); None when
+        the storage is not a plain RDB schema."""
+        engine = getattr(self.study._storage, "engine", None)
+        if engine is None:
+            return None
+        import sqlalchemy
+
+        t = sqlalchemy.table("study_user_attributes", sqlalchemy.column("study_id"), sqlalchemy.column("key"),
+                             sqlalchemy.column("value_json"))
+        cond = t.c.key == key if key is not None else t.c.key.startswith(prefix, autoescape=True)
+        try:
+            with engine.connect() as conn:
+                return list(conn.execute(sqlalchemy.select(t.c.key, t.c.value_json).where(
+                    t.c.study_id == self.study._study_id, cond)))
+        except Exception:  # noqa: BLE001 - another schema: the caller reads them all
+            return None
+
+    def _lookup(self, name: str) -> bool:
+        """Read one attribute from the storage into the local copy; whether it exists."""
+        rows = self._rows(key=self.PREFIX + name)
+        if rows is None:
+            return name in self.refresh()
+        for _, value in rows:
+            self._shared[name] = json.loads(value)
+        return bool(rows)
+
+    def items(self, prefix: str) -> dict[str, Any]:
+        """Every shared attribute whose name starts with ``prefix``, as it is in the storage now."""
+        rows = self._rows(prefix=self.PREFIX + prefix)
+        if rows is None:
+            return {k: v for k, v in self.refresh().items() if k.startswith(prefix)}
+        found = {k[len(self.PREFIX):]: json.loads(v) for k, v in rows}
+        self._shared.update(found)
+        return found
+
+    def get(self, name: str):
+        """The shared copy (with a storage), else the file, else None."""
+        if self.study is not None and (name in self._shared or self._lookup(name)):
+            return self._shared[name]
+        path = self.run_dir / name
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+    def put(self, name: str, data, *, share: bool = True, replace: bool = False) -> None:
+        write_json_atomic(self.run_dir / name, data, indent=1)
+        if share:
+            self.share(name, data, replace=replace)
+
+    def share(self, name: str, data, *, replace: bool = False) -> None:
+        """Into the storage (no-op without one); the first writer wins unless ``replace``."""
+        if self.study is None:
+            return
+        if not replace and (name in self._shared or self._lookup(name)):
+            return
+        self.study._storage.set_study_user_attr(self.study._study_id, self.PREFIX + name, data)
+        self._shared[name] = data
+
+    def names(self, prefix: str) -> list[str]:
+        if self.study is not None:
+            return sorted(self.items(prefix))
+        folder, _, stem = prefix.rpartition("/")
+        base = self.run_dir / folder
+        return sorted(f"{folder}/{p.name}" if folder else p.name for p in base.glob(f"{stem}*.json")) if base.is_dir() else []
 
 
 # ----------------------------------------------------------------------------- the campaign
@@ -100,10 +301,17 @@ LMBuilder = Callable[[LMSpec], Any]
 
 
 class Campaign:
-    """One campaign run; ``run()`` is resumable from ``run_dir``."""
+    """One campaign run (or one worker of it, with ``storage``); ``run()`` is resumable from ``run_dir``.
+
+    ``storage``: an SQLAlchemy URL (``postgresql://user:pw@host/db``) — the campaign's trials and
+    finished work live there and several workers may run at once; None: Optuna's journal file in
+    ``run_dir`` (one process). ``worker``: this worker's name (default host-pid) in its ledger,
+    phases and status files. ``num_threads``: overrides ``concurrency.num_threads``.
+    """
 
     def __init__(self, config: CampaignConfig, run_dir: str | Path, compiled_root: str | Path = "compiled", *,
-                 lm_builder: LMBuilder | None = None, console=None):
+                 lm_builder: LMBuilder | None = None, console=None, storage: str | None = None,
+                 worker: str | None = None, num_threads: int | None = None):
         from rich.console import Console
 
         self.config = config
@@ -116,14 +324,30 @@ class Campaign:
             lm_builder = build_lm
         self.lm_builder = lm_builder
         self._lms: dict[str, Any] = {}
+        self._lms_lock = threading.Lock()
         self._classifier = None
+        self.storage_url = storage
+        self.worker = re.sub(r"[^A-Za-z0-9_.-]", "_", worker or f"{socket.gethostname()}-{os.getpid()}")
+        self.num_threads = int(num_threads or config.concurrency.num_threads)
+        if self.num_threads < 1:
+            raise ConfigError("num_threads must be at least 1")
+        self._art = _Artifacts(self.run_dir)
+
+    @property
+    def _rdb(self) -> bool:
+        return self.storage_url is not None
+
+    def _file(self, stem: str, ext: str) -> Path:
+        """``RUN/<stem>.<ext>``, or ``RUN/<stem>.<worker>.<ext>`` for a worker on an RDB storage."""
+        return self.run_dir / (f"{stem}.{self.worker}.{ext}" if self._rdb else f"{stem}.{ext}")
 
     # -------------------------------------------------------------- helpers
     def lm(self, spec: LMSpec):
         key = _hash(spec.model_dump())
-        if key not in self._lms:
-            self._lms[key] = self.lm_builder(spec)
-        return self._lms[key]
+        with self._lms_lock:  # deployment threads ask at once: one LM object per spec
+            if key not in self._lms:
+                self._lms[key] = self.lm_builder(spec)
+            return self._lms[key]
 
     def _overrides(self) -> dict:
         """What a campaign adds under every member's settings: its model defaults (servers, context
@@ -224,7 +448,8 @@ class Campaign:
         return [p for p in self.config.programs if p in AUX_PROGRAMS]
 
     def _status(self, **fields) -> None:
-        write_json_atomic(self.run_dir / "status.json", {**fields, "time": _now()}, indent=1)
+        extra = {"worker": self.worker} if self._rdb else {}
+        write_json_atomic(self._file("status", "json"), {**fields, **extra, "time": _now()}, indent=1)
 
     def estimate(self, splits: dict) -> dict:
         """LM calls a campaign will make at most, roughly: optimization (GEPA's task calls on chunk
@@ -262,20 +487,22 @@ class Campaign:
     # -------------------------------------------------------------- objectives fixed once
     def _objective(self) -> dict:
         """Cost unit (``cost_usd`` when a model of the search space has a price, else ``tokens``),
-        fixed at the first run and stored in ``RUN/objectives.json`` with the hypervolume reference."""
-        path = self.run_dir / "objectives.json"
-        if path.exists():
-            return json.loads(path.read_text(encoding="utf-8"))
+        fixed at the first run and stored in ``RUN/objectives.json`` (and the storage) with the
+        hypervolume reference."""
+        obj = self._art.get("objectives.json")
+        if obj is not None:
+            return obj
         models = list(self.config.space.task_model) + list(self.config.space.stage2_model or [])
         paid = any(_model_price(self.config.lm_spec(m)) > 0 for m in models)
         obj = {"cost_key": "cost_usd" if paid else "tokens", "reference": None,
                "why": "a model of the search space has a price" if paid else "every model of the search space is free"}
-        write_json_atomic(path, obj, indent=1)
-        return obj
+        self._art.put("objectives.json", obj)
+        return self._art.get("objectives.json")
 
     def _fix_reference(self, obj: dict, evals: list[CandidateEval]) -> dict:
-        """The hypervolume reference: quality 0 and twice the largest cost of the first finished trial
-        (``max_cost_per_doc`` when the cost is in USD and it is set). Points beyond it add nothing."""
+        """The hypervolume reference: quality 0 and twice the largest cost of the first trial (position 1,
+        whichever worker ran it; called once it is complete; ``max_cost_per_doc`` when the cost is in USD
+        and it is set). Points beyond it add nothing."""
         if obj.get("reference") is not None:
             return obj
         first = [e for e in evals if e.trial == 1]
@@ -285,14 +512,12 @@ class Campaign:
         bound = self.config.budget.max_cost_per_doc if key == "cost_usd" else None
         top = max(getattr(e, key) for e in first)
         obj = {**obj, "reference": {"quality": 0.0, key: float(bound if bound is not None else (2 * top if top > 0 else 1.0))}}
-        write_json_atomic(self.run_dir / "objectives.json", obj, indent=1)
+        self._art.put("objectives.json", obj, replace=True)  # every worker computes the same from position 1
         return obj
 
     # -------------------------------------------------------------- run
     def run(self) -> CampaignResult:
         import optuna
-        from optuna.storages import JournalStorage
-        from optuna.storages.journal import JournalFileBackend
         from optuna.trial import TrialState
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -305,65 +530,99 @@ class Campaign:
         (self.run_dir / "evals").mkdir(exist_ok=True)
         write_json_atomic(self.run_dir / "campaign.json", cfg.model_dump(mode="json"), indent=1)
         configure_cache(self.run_dir / "cache")
-        ledger_path = self.run_dir / "ledger.jsonl"
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        study = self._open_study()
+        self._study = study
+        if self._rdb:
+            self._art = _Artifacts(self.run_dir, study)
+            self._check_fingerprint(study)
+        ledger_path = self._file("ledger", "jsonl")
         previous = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
         ledger = CostLedger(path=ledger_path)
-        spend = SpendBook(self.run_dir, ledger, previous)
+        spend = SpendBook(self.run_dir, ledger, previous, file=self._file("phases", "json").name,
+                          on_record=self._share_spend if self._rdb else None)
         stop = StopConditions(self.run_dir / "STOP", ledger, sum(e.cost_usd for e in previous), cfg.budget.max_usd,
-                     (t_start + cfg.budget.wall_clock_s) if cfg.budget.wall_clock_s else None)
+                              (t_start + cfg.budget.wall_clock_s) if cfg.budget.wall_clock_s else None,
+                              others=self._others_usd if self._rdb else None)
         splits = self._splits()
         objective = self._objective()
+        plan = self._planned = self._plan()
         est = self._estimate = self.estimate(splits)
+        short = len(plan) < cfg.budget.trials
         self.console.print(
-            f"[bold]campaign {cfg.name}[/bold]: {cfg.budget.trials} trial(s), GEPA ≤ {cfg.budget.max_metric_calls} metric "
+            f"[bold]campaign {cfg.name}[/bold]: {len(plan)} trial(s)"
+            + (f" (the search space has only {len(plan)} setting(s))" if short else "")
+            + f", GEPA ≤ {cfg.budget.max_metric_calls} metric "
             f"calls each on {len(splits['train'])} train chunk examples; candidates deployed on "
             f"{len(splits['val'])} validation and members on {len(splits['test'])} test document(s); cost in "
             f"{objective['cost_key']} ({objective['why']}). Estimate: ≤ {est['optimization_calls']} optimization calls "
             f"+ ≤ {est['deployment_calls']} deployment-run calls (~{est['calls_per_document']} per document), about "
             f"{est['minutes']} min at {cfg.budget.seconds_per_call:g} s/call"
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
+            + f"; {self.num_threads} thread(s)"
+            + (f"; worker {self.worker} on {_redact(self.storage_url)}" if self._rdb else "")
         )
         self._chunk_metric()  # a bad metric or judge configuration fails here, before any LM call
-        storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        study = optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                    sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
-        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            # killed or stopped mid-trial: closed as failed and asked again with the same settings;
-            # what it finished is on disk and is reused
-            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-            study.enqueue_trial(t.params, skip_if_exists=False)
-        done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+        if not self._rdb:
+            for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+                # one process owns a journal: a RUNNING trial was killed mid-trial; it is closed as failed and
+                # queued again with the same settings (what it finished is on disk and is reused)
+                study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+                _requeue(study, t)
+        done = self._done(study, plan)
         previous_handler = signal.getsignal(signal.SIGINT)
+        main_thread = threading.current_thread() is threading.main_thread()
 
         def on_sigint(signum, frame):
             stop.interrupted = True
             raise KeyboardInterrupt
 
-        signal.signal(signal.SIGINT, on_sigint)
+        if main_thread:
+            signal.signal(signal.SIGINT, on_sigint)
+        self._current: int | None = None
         try:
-            with dspy.context(adapter=SchemaJSONAdapter()), Progress(
+            with dspy.context(adapter=SchemaJSONAdapter()), dspy_threads_carry_context(), Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TextColumn("{task.fields[note]}"), console=self.console,
             ) as progress:
-                task = progress.add_task("trials", total=cfg.budget.trials, completed=len(done), note="")
-                while len(done) < cfg.budget.trials and not stop.check():
-                    self._next_settings(study, len(done))
-                    trial = study.ask()
+                task = progress.add_task("trials", total=len(plan), completed=len(done), note="")
+                while not stop.check():
+                    kind, value = self._next_trial(study, plan)
+                    if kind == "done":
+                        progress.update(task, completed=value, note="")
+                        break
+                    if kind == "wait":
+                        done = self._done(study, plan)
+                        progress.update(task, completed=len(done),
+                                        note=f"waiting: {value} trial(s) running in other workers")
+                        self._status(phase="waiting", running=value, trials_done=len(done))
+                        deadline = time.monotonic() + cfg.concurrency.poll_s
+                        while time.monotonic() < deadline and not stop.check():
+                            time.sleep(min(0.2, cfg.concurrency.poll_s))
+                        continue
+                    trial_id, position = value
+                    self._current = trial_id
+                    study.sampler = optuna.samplers.NSGAIISampler(seed=cfg.seed + position)
+                    if hasattr(study, "_thread_local"):
+                        study._thread_local.cached_all_trials = None  # what Study.ask does: sample from the latest trials
+                    trial = optuna.trial.Trial(study, trial_id)
                     settings = self._settings(trial)
-                    iteration = len(done) + 1
+                    iteration = position + 1
                     progress.update(task, note=f"trial {iteration}: {_short_settings(settings)}")
-                    evals = self._run_trial(iteration, settings, splits, ledger, spend, stop)
+                    with self._heartbeat(study, trial_id):
+                        evals = self._run_trial(iteration, settings, splits, ledger, spend, stop)
                     if stop.check():
-                        break  # the trial stays RUNNING: a resumed campaign runs it again, reusing what is on disk
+                        break  # the trial is queued again (finally below): a resumed campaign runs it, reusing what is done
                     if not evals:
-                        study.tell(trial, state=TrialState.FAIL)
+                        study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+                        self._current = None
                         break
                     best = max(evals, key=lambda e: (e.quality, -getattr(e, objective["cost_key"])))
-                    study.tell(trial, [best.quality, getattr(best, objective["cost_key"])])
-                    done.append(trial)
-                    self._update_frontier(splits, ledger, spend, stop, iteration=len(done))
-                    progress.advance(task)
+                    study.tell(trial, [best.quality, getattr(best, objective["cost_key"])], skip_if_finished=True)
+                    self._current = None
+                    done = self._done(study, plan)
+                    self._update_frontier(splits, ledger, spend, stop, iteration=len(done), wait=False)
+                    progress.update(task, completed=len(done), note="")
         except KeyboardInterrupt:
             stop.interrupted = True
             stop.check()
@@ -371,16 +630,19 @@ class Campaign:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
         finally:
-            signal.signal(signal.SIGINT, previous_handler)
-        # the frontier reflects every finished evaluation; after a stop no new deployment runs
-        try:
-            self._update_frontier(splits, ledger, spend, stop, iteration=len(done))
+            if main_thread:
+                signal.signal(signal.SIGINT, previous_handler)
+            if self._current is not None:  # stopped or failed mid-trial: its position is queued again now
+                self._release(study, self._current)
+                self._current = None
+        done = self._done(study, plan)
+        # the frontier reflects every finished evaluation (of every worker); after a stop no new deployment runs
+        try:  # after a stop, not behind another worker's test deployments: that worker writes the frontier
+            self._update_frontier(splits, ledger, spend, stop, iteration=len(done), wait=not stop.check())
         except EngineCrashError as exc:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
         except Exception as exc:  # noqa: BLE001 - finalization must say what failed, and the run is marked failed
-            import logging
-
             logging.getLogger("argus").exception("campaign %s: writing the frontier failed", cfg.name)
             self.console.print(f"[red]writing the frontier failed: {type(exc).__name__}: {exc}[/red]")
             stop.failed = True
@@ -390,13 +652,14 @@ class Campaign:
         frontier_path = self.compiled_dir / "frontier.json"
         members = json.loads(frontier_path.read_text())["members"] if frontier_path.exists() else []
         hv = json.loads(frontier_path.read_text()).get("hypervolume_history", []) if frontier_path.exists() else []
-        summary = spend.summary()
+        summary = self._spend_summary(spend)
         result = CampaignResult(self.run_dir, self.compiled_dir, evals, members, hv, stop.reason, stop.spent(),
                                 summary["total"]["calls"], time.monotonic() - t_start, failed=stop.failed, spend=summary)
         self.console.print(
             f"campaign {cfg.name}: {len(done)} trial(s), {len(evals)} candidate(s) deployed on validation, frontier "
             f"{members}; optimization spend ${summary['total']['billed_usd']:.4f} billed in {summary['total']['calls']} "
             f"LM calls ({summary['total']['list_tokens']:,} tokens at list)"
+            + (f" by all workers; this worker {spend.summary()['total']['calls']} calls" if self._rdb else "")
             + (f"; stopped: {stop.reason}" if stop.reason else "")
         )
         return result
@@ -404,30 +667,232 @@ class Campaign:
     _SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
                    "judge_model")
 
-    def _next_settings(self, study, position: int) -> None:
-        """Seed the trial at ``position``: a space of at most four times the trial budget is
-        enumerated in a seeded shuffled order (no setting twice while one is unexplored); a larger one
-        is searched by NSGA-II with a sampler seeded by the position. Either way a re-run trial does
-        not shift what later positions draw."""
+    # -------------------------------------------------------------- trials: positions, claims, heartbeats
+    def _plan(self) -> list[dict | None]:
+        """The settings of each trial position. A space of at most four times the trial budget is
+        enumerated in a seeded shuffled order (no setting twice; a space smaller than the budget gives
+        fewer positions, since a repeated setting would find every evaluation already done); a larger one
+        gives ``budget.trials`` positions (None) each drawn by NSGA-II with a sampler seeded by the
+        position. Either way a re-run trial does not shift what later positions draw."""
         import itertools
         import random
-
-        import optuna
-        from optuna.trial import TrialState
 
         sp = self.config.space
         keys = [k for k in self._SPACE_KEYS if getattr(sp, k)]
         grid = [dict(zip(keys, combo)) for combo in itertools.product(*(getattr(sp, k) for k in keys))]
-        study.sampler = optuna.samplers.NSGAIISampler(seed=self.config.seed + position)
-        if len(grid) > 4 * self.config.budget.trials:
-            return
-        trials = study.get_trials(deepcopy=False)
-        if any(t.state == TrialState.WAITING for t in trials):
-            return  # an interrupted trial is queued to run again first
+        trials = self.config.budget.trials
+        if len(grid) > 4 * trials or not grid:
+            return [None] * trials
         random.Random(self.config.seed).shuffle(grid)
-        seen = [t.params for t in trials if t.state == TrialState.COMPLETE]
-        fresh = [g for g in grid if g not in seen]
-        study.enqueue_trial(fresh[0] if fresh else grid[position % len(grid)])
+        return grid[:trials]
+
+    def _open_study(self):
+        import optuna
+
+        cfg = self.config
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        if self._rdb:
+            from optuna.storages import RDBStorage
+
+            url = rdb_url(self.storage_url)
+            kwargs: dict = {"pool_pre_ping": True}
+            if url.startswith("sqlite"):
+                kwargs["connect_args"] = {"timeout": 60}
+            try:
+                with warnings.catch_warnings(), _schema_lock(url):
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    for attempt in range(5):
+                        try:
+                            storage = RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=cfg.concurrency.heartbeat_s,
+                                                 grace_period=cfg.concurrency.grace_s,
+                                                 heartbeat_stale_trial_callback=_requeue)
+                            break
+                        except Exception as exc:  # noqa: BLE001 - another worker creating the tables at the same moment
+                            if attempt == 4 or not _schema_race(exc):
+                                raise
+                            time.sleep(0.3 * (attempt + 1))
+            except ImportError as exc:
+                raise ConfigError(f"--storage {_redact(self.storage_url)}: the database driver is missing ({exc}); "
+                                  "for PostgreSQL: pip install 'psycopg[binary]'") from exc
+            except Exception as exc:  # noqa: BLE001 - say which storage could not be opened, without its password
+                raise ConfigError(f"cannot open the storage {_redact(self.storage_url)}: {type(exc).__name__}: "
+                                  f"{_redact(str(exc))}") from exc
+        else:
+            from optuna.storages import JournalStorage
+            from optuna.storages.journal import JournalFileBackend
+
+            storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
+        return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
+                                   sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
+
+    def _fingerprint(self) -> str:
+        """What makes two campaign files the same campaign for workers sharing a storage: everything but
+        the threads, the wall clock, the USD budget, the estimate's pace and the models' servers."""
+        def drop(obj):
+            if isinstance(obj, dict):
+                return {k: drop(v) for k, v in obj.items() if k not in ("api_base", "api_key", "base_url")}
+            return [drop(v) for v in obj] if isinstance(obj, list) else obj
+
+        data = self.config.model_dump(mode="json")
+        data.pop("concurrency", None)
+        for k in ("wall_clock_s", "max_usd", "seconds_per_call"):
+            data["budget"].pop(k, None)
+        data["models"] = drop(data["models"])
+        return _hash(data, 16)
+
+    def _check_fingerprint(self, study) -> None:
+        mine = self._fingerprint()
+        self._art.share("config.json", {"fingerprint": mine, "campaign": self.config.name})  # no keys in the database
+        theirs = (self._art.get("config.json") or {}).get("fingerprint")
+        if theirs != mine:
+            raise ConfigError(f"the storage holds campaign {self.config.name!r} with another configuration "
+                              f"(fingerprint {theirs}, this file {mine}); give the campaign another name or use "
+                              "another database")
+
+    def _done(self, study, plan) -> set[int]:
+        from optuna.trial import TrialState
+
+        return {p for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if (p := _position(t)) is not None and p < len(plan)}
+
+    def _next_trial(self, study, plan):
+        """("done", n) when every position is complete; ("wait", n) when the n open positions all run in
+        other workers; else ("trial", (trial_id, position)) — a position this worker has claimed."""
+        from optuna.trial import TrialState
+
+        if self._rdb:
+            self._fail_stale(study)
+        by_pos: dict[int, list] = {}
+        for t in study.get_trials(deepcopy=False):
+            p = _position(t)
+            if p is not None and p < len(plan):
+                by_pos.setdefault(p, []).append(t)
+        done = {p for p, ts in by_pos.items() if any(t.state == TrialState.COMPLETE for t in ts)}
+        if len(done) >= len(plan):
+            return "done", len(done)
+        for p in range(len(plan)):  # a position nobody queued yet (or lost): queued, with its planned settings
+            if p not in done and not any(t.state in (TrialState.WAITING, TrialState.RUNNING) for t in by_pos.get(p, [])):
+                study.enqueue_trial(dict(plan[p] or {}), user_attrs={POSITION: p}, skip_if_exists=False)
+        claimed = self._claim(study, plan)
+        if claimed is not None:
+            return "trial", claimed
+        running = {p for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                   if (p := _position(t)) is not None and p < len(plan)}
+        if not self._rdb:
+            self.console.print(f"[yellow]trial position(s) {sorted(running)} are running in another process on this "
+                               "run's journal; several workers need an RDB storage (--storage)[/yellow]")
+            return "done", len(done)
+        return "wait", len(running - done)
+
+    def _claim(self, study, plan):
+        """Claim the open position with the lowest number: its WAITING trial moved to RUNNING (atomic in the
+        storage). A duplicate (two workers queued one position at once) is given up by the later trial."""
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        storage = study._storage
+        waiting = sorted((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+                          if (p := _position(t)) is not None and p < len(plan)), key=lambda t: (_position(t), t.number))
+        for t in waiting:
+            if self._rdb:
+                storage.record_heartbeat(t._trial_id)  # before the claim: a worker killed right after it still goes stale
+            try:
+                if not storage.set_trial_state_values(t._trial_id, state=TrialState.RUNNING):
+                    continue  # another worker claimed it first
+            except UpdateFinishedTrialError:
+                continue
+            pos = _position(t)
+            others = [o for o in study.get_trials(deepcopy=False) if o.number != t.number and _position(o) == pos]
+            if any(o.state == TrialState.COMPLETE or (o.state in (TrialState.RUNNING, TrialState.WAITING)
+                                                      and o.number < t.number) for o in others):
+                storage.set_trial_system_attr(t._trial_id, "argus:duplicate", True)
+                storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+                continue
+            storage.set_trial_user_attr(t._trial_id, "argus:worker", self.worker)
+            storage.set_trial_system_attr(t._trial_id, "argus:host", socket.gethostname())
+            storage.set_trial_system_attr(t._trial_id, "argus:pid", os.getpid())
+            return t._trial_id, pos
+        return None
+
+    def _fail_stale(self, study) -> None:
+        """Queue again the trials whose worker is gone: at once when it ran on this machine and its process
+        has exited, else after ``concurrency.grace_s`` without a heartbeat (Optuna's ``fail_stale_trials``,
+        whose callback is ``_requeue``). A live worker's trial is never taken."""
+        import optuna
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        host = socket.gethostname()
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            pid = t.system_attrs.get("argus:pid")
+            if t.system_attrs.get("argus:host") == host and pid is not None and pid != os.getpid() and not _alive(int(pid)):
+                try:
+                    if study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+                        _requeue(study, t)
+                except UpdateFinishedTrialError:
+                    pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+
+    def _release(self, study, trial_id: int) -> None:
+        """A trial this worker stops: failed and its position queued again (a resumed or another worker runs
+        it, reusing what is finished)."""
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        try:
+            if study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
+                _requeue(study, study._storage.get_trial(trial_id))
+        except UpdateFinishedTrialError:
+            pass
+        except Exception:  # noqa: BLE001 - the storage is gone: the heartbeat's grace period queues it again
+            _log.warning("campaign %s: could not queue trial %s again", self.config.name, trial_id, exc_info=True)
+
+    @contextlib.contextmanager
+    def _heartbeat(self, study, trial_id: int):
+        """Record this worker's heartbeat for its trial every ``concurrency.heartbeat_s`` (RDB storage)."""
+        if not self._rdb:
+            yield
+            return
+        stopped = threading.Event()
+
+        def beat():
+            while not stopped.wait(self.config.concurrency.heartbeat_s):
+                try:
+                    study._storage.record_heartbeat(trial_id)
+                except Exception:  # noqa: BLE001 - a missed beat; after grace_s another worker takes the trial over
+                    _log.warning("campaign %s: heartbeat of trial %s failed", self.config.name, trial_id, exc_info=True)
+
+        thread = threading.Thread(target=beat, name="argus-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            thread.join()
+
+    def _share_spend(self, book: SpendBook) -> None:
+        self._art.share(f"spend/{self.worker}.json", book.summary(), replace=True)
+
+    def _others_usd(self) -> float:
+        """USD billed by the other workers (their shared summaries; read at most every 10 s)."""
+        now = time.monotonic()
+        cached = getattr(self, "_others_cache", None)
+        if cached is None or now - cached[0] > 10:
+            total = 0.0
+            for name, book in self._art.items("spend/").items():
+                if name != f"spend/{self.worker}.json":
+                    total += float(((book or {}).get("total") or {}).get("billed_usd", 0.0))
+            cached = self._others_cache = (now, total)
+        return cached[1]
+
+    def _spend_summary(self, spend: SpendBook) -> dict:
+        """The campaign's optimization spend: this worker's book, or with an RDB storage every worker's."""
+        if not self._rdb:
+            return spend.summary()
+        self._share_spend(spend)
+        return merge_spend([book for _, book in sorted(self._art.items("spend/").items())])
 
     def _settings(self, trial) -> dict:
         cfg = self.config
@@ -487,7 +952,9 @@ class Campaign:
                     ev.parent_key = keys[parent]
                     parent_instr = candidates[parent][0]
                     ev.changed_programs = sorted({k.split(".")[0] for k in full if full[k] != parent_instr.get(k)})
-                ev.save(self.run_dir / "evals" / f"val-{key}.json")
+                self._art.put(f"evals/val-{key}.json", ev.to_dict())
+            else:  # finished earlier (perhaps by a worker killed before it shared it)
+                self._art.share(f"evals/val-{key}.json", ev.to_dict())
             evals.append(ev)
         return evals
 
@@ -497,14 +964,16 @@ class Campaign:
         that did not finish is started afresh on resume (its answers come from the cache)."""
         from optimizers.examples import instructions_of
 
-        result_file = trial_dir / "gepa_candidates.json"
-        if result_file.exists():
-            return [(c["instructions"], c["parent"]) for c in json.loads(result_file.read_text(encoding="utf-8"))]
+        name = f"trials/{trial_dir.name}/gepa_candidates.json"
+        found = self._art.get(name)
+        if found is not None:
+            self._art.share(name, found)
+            return [(c["instructions"], c["parent"]) for c in found]
         student = self.pipeline(settings, aux)
         candidates: list[tuple[dict[str, str], int | None]] = [(instructions_of(student), None)]
         evolvable = self._evolvable()
         if evolvable:
-            log_dir = trial_dir / "gepa"
+            log_dir = trial_dir / (f"gepa.{self.worker}" if self._rdb else "gepa")
             shutil.rmtree(log_dir, ignore_errors=True)  # a cut-short search is never continued as if it were final
             gepa = dspy.GEPA(
                 metric=self._chunk_metric(settings.get("judge_model")),
@@ -517,7 +986,7 @@ class Campaign:
                 track_stats=True,
                 log_dir=str(log_dir),
                 seed=self.config.seed,
-                num_threads=1,
+                num_threads=self.num_threads,
                 use_merge=False,
                 gepa_kwargs={"stop_callbacks": [stop]},
             )
@@ -532,11 +1001,15 @@ class Campaign:
                     parents = details.parents[i] if i < len(details.parents) else None
                     parent = next((p for p in (parents or []) if p is not None), None)
                     candidates.append((instructions_of(cand), parent))
-        write_json_atomic(result_file, [{"instructions": c, "parent": p} for c, p in candidates], indent=1)
+        self._art.put(name, [{"instructions": c, "parent": p} for c, p in candidates])
         return candidates
 
     def _aux_path(self, settings: dict, prog: str) -> Path:
-        return self.run_dir / "trials" / _hash(settings) / f"aux-{prog}.json"
+        return self.run_dir / self._aux_name(settings, prog)
+
+    @staticmethod
+    def _aux_name(settings: dict, prog: str) -> str:
+        return f"trials/{_hash(settings)}/aux-{prog}.json"
 
     def _aux_program(self, prog: str, settings: dict, instructions: dict[str, str] | None = None):
         from optimizers.examples import AuxProgram, apply_instructions
@@ -555,19 +1028,21 @@ class Campaign:
         from optimizers.examples import instructions_of
 
         path = self._aux_path(settings, prog)
-        if path.exists():
-            return json.loads(path.read_text(encoding="utf-8"))
+        found = self._art.get(self._aux_name(settings, prog))
+        if found is not None:
+            self._art.share(self._aux_name(settings, prog), found)
+            return found
         metric = {"fact_fallback": fact_fallback_metric, "chunker": chunker_metric, "resolver": resolver_metric,
                   "qa": qa_metric}[prog]
         module = self._aux_program(prog, settings)
         seed = instructions_of(module)
         best = seed
-        log_dir = path.parent / f"gepa-{prog}"
+        log_dir = path.parent / (f"gepa-{prog}.{self.worker}" if self._rdb else f"gepa-{prog}")
         shutil.rmtree(log_dir, ignore_errors=True)
         gepa = dspy.GEPA(metric=metric, instruction_proposer=TextInstructionProposer(reflection_lm),
                          max_metric_calls=self.config.budget.max_metric_calls, reflection_lm=reflection_lm,
                          reflection_minibatch_size=self.config.reflection_minibatch_size, track_stats=True,
-                         log_dir=str(log_dir), seed=self.config.seed, num_threads=1,
+                         log_dir=str(log_dir), seed=self.config.seed, num_threads=self.num_threads,
                          use_merge=False, gepa_kwargs={"stop_callbacks": [stop]})
         with ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program=f"gepa:{prog}"):
             compiled = gepa.compile(module, trainset=splits[f"{prog}:train"], valset=splits[f"{prog}:val"])
@@ -579,27 +1054,63 @@ class Campaign:
         record = {"program": prog, "instructions": best, "seed_instructions": seed}
         for split in ("val", "test"):
             res = evaluate_examples(self._aux_program(prog, settings, best), splits[f"{prog}:{split}"], metric, ledger,
-                                    label=f"eval-{prog}-{split}")
+                                    label=f"eval-{prog}-{split}", num_threads=self.num_threads)
             record[split] = res
-        write_json_atomic(path, record, indent=1)
+        self._art.put(self._aux_name(settings, prog), record)
         return record
 
     def _eval(self, key, split, settings, instructions, documents, quality, ledger) -> CandidateEval:
-        path = self.run_dir / "evals" / f"{split}-{key}.json"
-        if path.exists():
-            return CandidateEval.load(path)
+        """A candidate's deployment runs on a split (``num_threads`` documents at once); what is finished
+        (here or, with an RDB storage, by any worker) is reused. A validation evaluation is shared once its
+        lineage is set (``_run_trial``), a test evaluation at once."""
+        name = f"evals/{split}-{key}.json"
+        found = self._art.get(name)
+        if found is not None:
+            return CandidateEval.from_dict(found)
         pipe = self.pipeline(settings, instructions)
         with ledger_context(ledger, program=f"deploy-{split}"):
-            res = deployment_run(pipe, documents, quality, ledger, label=split)
+            res = deployment_run(pipe, documents, quality, ledger, label=split, num_threads=self.num_threads)
         ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
-        ev.save(path)
-        return ev
+        self._art.put(name, ev.to_dict(), share=split != "val")
+        return CandidateEval.from_dict(self._art.get(name)) if self._rdb and split != "val" else ev
 
     def _all_evals(self, split: str) -> list[CandidateEval]:
-        return [CandidateEval.load(p) for p in sorted((self.run_dir / "evals").glob(f"{split}-*.json"))]
+        """Every finished evaluation on a split: this run's files, or with an RDB storage every worker's."""
+        return [CandidateEval.from_dict(self._art.get(n)) for n in self._art.names(f"evals/{split}-")]
 
     # -------------------------------------------------------------- frontier
-    def _update_frontier(self, splits, ledger, spend: SpendBook, stop, *, iteration: int) -> None:
+    def _update_frontier(self, splits, ledger, spend: SpendBook, stop, *, iteration: int, wait: bool = True) -> None:
+        """Build and write the frontier from every finished evaluation (with an RDB storage: every worker's),
+        deploying members on the test documents first when not done yet. Workers sharing a compiled folder
+        take turns (a lock file); after a trial (``wait`` False) a worker skips the update while another
+        writes — the later update reads the storage after it, so the last one written has everything."""
+        with self._frontier_lock(wait) as mine:
+            if mine:
+                self._write_frontier(splits, ledger, spend, stop, iteration=iteration)
+
+    @contextlib.contextmanager
+    def _frontier_lock(self, wait: bool):
+        if not self._rdb:
+            yield True
+            return
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            yield True
+            return
+        self.compiled_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.compiled_dir / ".frontier.lock", "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _write_frontier(self, splits, ledger, spend: SpendBook, stop, *, iteration: int) -> None:
         from optimizers.frontier import (
             Constraints,
             Lineage,
@@ -616,7 +1127,10 @@ class Campaign:
         if not evals:
             return
         obj = self._objective()
-        if iteration >= 1:  # the reference is fixed from the first finished trial, never from a cut-short one
+        study = getattr(self, "_study", None)
+        if study is not None and 0 in self._done(study, self._planned):
+            # the reference is fixed from the first trial once it is complete, never from a cut-short one or
+            # from the part of it another worker has shared so far
             obj = self._fix_reference(obj, evals)
         cost_key = obj["cost_key"]
         senses = {"quality": "max", cost_key: "min"}
@@ -653,11 +1167,9 @@ class Campaign:
         members = []
         for member_id in ff.members:
             ev = by_key[member_id]
-            test_path = self.run_dir / "evals" / f"test-{ev.key}.json"
-            test = None
-            if test_path.exists():
-                test = CandidateEval.load(test_path)
-            elif not stop.check():
+            found = self._art.get(f"evals/test-{ev.key}.json")
+            test = CandidateEval.from_dict(found) if found is not None else None
+            if test is None and not stop.check():
                 self._status(trial=iteration, phase="finalize", member=ev.key)
                 start = spend.position()
                 test = self._eval(ev.key, "test", ev.settings, ev.instructions, splits["test"],
@@ -669,7 +1181,7 @@ class Campaign:
         for m in members:
             self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
             write_member(self.compiled_dir, m)
-        ff = ff.model_copy(update={"optimization_spend": {**spend.summary(),
+        ff = ff.model_copy(update={"optimization_spend": {**self._spend_summary(spend),
                                                           "estimate": getattr(self, "_estimate", {})},
                                    "reference": reference or ff.reference})
         write_frontier(self.compiled_dir, ff)
@@ -678,9 +1190,9 @@ class Campaign:
     def _aux_for(self, settings: dict) -> list[dict]:
         out = []
         for prog in self._aux_programs():
-            path = self._aux_path(settings, prog)
-            if path.exists():
-                out.append(json.loads(path.read_text(encoding="utf-8")))
+            record = self._art.get(self._aux_name(settings, prog))
+            if record is not None:
+                out.append(record)
         return out
 
     def _member_settings(self, ev: CandidateEval, aux: list[dict]) -> dict:
@@ -763,6 +1275,10 @@ def _now() -> str:
 
 
 def run_campaign(path: str | Path, *, run_root: str | Path = "runs/campaigns", compiled_root: str | Path = "compiled",
-                 lm_builder: LMBuilder | None = None) -> CampaignResult:
+                 lm_builder: LMBuilder | None = None, storage: str | None = None, worker: str | None = None,
+                 num_threads: int | None = None) -> CampaignResult:
+    """Run (or resume) the campaign file ``path``; with ``storage`` (an SQLAlchemy URL) as one of its
+    workers (see the module docstring)."""
     cfg = CampaignConfig.load(path)
-    return Campaign(cfg, Path(run_root) / cfg.name, compiled_root, lm_builder=lm_builder).run()
+    return Campaign(cfg, Path(run_root) / cfg.name, compiled_root, lm_builder=lm_builder, storage=storage,
+                    worker=worker, num_threads=num_threads).run()

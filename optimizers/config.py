@@ -70,6 +70,28 @@ class BudgetSpec(_Strict):
     seconds_per_call: float = Field(default=12.0, gt=0, description="For the estimate only")
 
 
+class ConcurrencySpec(_Strict):
+    num_threads: int = Field(
+        default=4, ge=1,
+        description="Evaluations run at once, each in its own thread: the validation (and test) documents of a "
+        "candidate's deployment runs, GEPA's and DSPy's evaluation of a minibatch or of the train set, and the "
+        "auxiliary programs' examples. Results and booked spend do not depend on it (they are gathered by "
+        "document / example index, and every call is booked under the phase that made it). The calls these "
+        "threads make are bounded by each model's own limits (max_in_flight, rpm, tpm in its spec, process-wide): "
+        "the embedded local engine answers one completion at a time, so for it more threads only queue")
+    heartbeat_s: int = Field(
+        default=10, ge=1,
+        description="With an RDB storage (--storage): how often a worker records that its trial is alive")
+    grace_s: int = Field(
+        default=60, ge=1,
+        description="With an RDB storage: a running trial whose worker has recorded no heartbeat for this long is "
+        "failed and queued again (a worker on the same machine whose process is gone is noticed at once)")
+    poll_s: float = Field(
+        default=5.0, gt=0,
+        description="With an RDB storage: how often an idle worker looks for queued or stale trials while other "
+        "workers run the last open trials")
+
+
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
@@ -84,6 +106,9 @@ class CampaignConfig(_Strict):
     models: ModelsSpec = Field(default_factory=ModelsSpec)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     reflection_minibatch_size: int = Field(default=2, ge=1)
+    concurrency: ConcurrencySpec = Field(
+        default_factory=ConcurrencySpec,
+        description="Threads per worker process and, with an RDB storage, how workers notice each other")
     pipeline: dict[str, Any] = Field(
         default_factory=dict,
         description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "

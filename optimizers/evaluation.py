@@ -6,20 +6,33 @@ run's own ledger and nothing else.
 and what ``argus frontier verify`` calls for a member: one function, so a member's promise and its
 verification come from the same code path. The metric's judge calls happen under the caller's
 ledger context (optimization spend), never in the document's ledger (the member's cost).
+
+Documents (and an auxiliary program's examples) are evaluated ``num_threads`` at once
+(``ordered_map``): each in a copy of the caller's ``contextvars`` context, so every call is booked
+where a sequential run books it, and gathered by index, so results — and the order of the calls in
+the ledger — are those of a sequential run given the same answers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import statistics
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from argus.engine import EngineCrashError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from metrics.quality import DocumentQuality, cost_of
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -51,12 +64,129 @@ class CandidateEval:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "CandidateEval":
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
     def save(self, path: Path) -> None:
         write_json_atomic(path, self.__dict__, indent=1)
 
 
+# ----------------------------------------------------------------------------- threads
+
+
+_CARRY_LOCK = threading.Lock()
+_CARRY_STATE: dict = {"depth": 0, "original": None}
+
+
+def _carrying_executor():
+    from dspy.dsp.utils.settings import thread_local_overrides
+    from dspy.utils.parallelizer import ParallelExecutor
+
+    try:
+        from dspy.utils.callback_context import ACTIVE_CALL_ID
+    except ImportError:  # pragma: no cover - older DSPy: no call ids to keep
+        ACTIVE_CALL_ID = None
+
+    class ContextCarryingExecutor(ParallelExecutor):
+        """DSPy's ``ParallelExecutor`` whose tasks run in a copy of the submitting thread's ``contextvars``
+        context (DSPy copies only its own settings into its worker threads, so the ledger attribution of
+        ``argus.ledger.ledger_context`` would be lost and the calls not booked), with DSPy's own settings
+        and call id as DSPy sets them in the worker. It never resubmits a straggler (DSPy runs a task
+        again after 120 s by default, which would make — and book — its LM calls twice)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "timeout": 0})
+
+        def execute(self, function, data):
+            if self.num_threads == 1:  # runs in the caller's thread: its context is intact
+                return super().execute(function, data)
+            captured = contextvars.copy_context()
+
+            def in_context(item):
+                overrides = thread_local_overrides.get()
+                call_id = ACTIVE_CALL_ID.get() if ACTIVE_CALL_ID is not None else None
+
+                def run():
+                    thread_local_overrides.set(overrides)
+                    if ACTIVE_CALL_ID is not None:
+                        ACTIVE_CALL_ID.set(call_id)
+                    return function(item)
+
+                return captured.copy().run(run)
+
+            return super().execute(in_context, data)
+
+    return ContextCarryingExecutor
+
+
+@contextlib.contextmanager
+def dspy_threads_carry_context() -> Iterator[None]:
+    """While active (re-entrant, process-wide), ``dspy.Evaluate`` — what GEPA's ``num_threads`` runs its
+    minibatch and train-set evaluations with — uses ``ContextCarryingExecutor``: every LM call made in
+    one of its worker threads is booked in the ledger and phase of the code that started the
+    evaluation, and no task is run twice."""
+    import importlib
+
+    module = importlib.import_module("dspy.evaluate.evaluate")
+    with _CARRY_LOCK:
+        if _CARRY_STATE["depth"] == 0:
+            _CARRY_STATE["original"] = module.ParallelExecutor
+            module.ParallelExecutor = _carrying_executor()
+        _CARRY_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _CARRY_LOCK:
+            _CARRY_STATE["depth"] -= 1
+            if _CARRY_STATE["depth"] == 0:
+                module.ParallelExecutor = _CARRY_STATE["original"]
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_threads: int = 1) -> Iterator[R]:
+    """``fn`` over ``items`` with up to ``num_threads`` items at once; yields the results in input order,
+    each as soon as it and every item before it have finished (a sequential loop's order, whatever order
+    the threads finish in).
+
+    Every item runs in its own copy of the caller's ``contextvars`` context, taken when the item is
+    submitted: the ledger attribution (``argus.ledger.ledger_context``) and DSPy's settings
+    (``dspy.context``) follow the work into the worker thread, so each call is booked where a sequential
+    run books it. ``fn`` should catch what it wants to report; an exception it raises is raised here when
+    its turn comes, after the items not started yet are cancelled. With ``num_threads`` 1 the items run
+    one by one in the caller's thread.
+    """
+    items = list(items)
+    if num_threads <= 1 or len(items) <= 1:
+        for x in items:
+            yield fn(x)
+        return
+    pool = ThreadPoolExecutor(max_workers=min(num_threads, len(items)), thread_name_prefix="argus-eval")
+    try:
+        futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
+        for fut in futures:
+            yield fut.result()
+    finally:  # an exception here or in the consumer (Ctrl-C): nothing new starts, running items finish
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _DocumentOutcome:
+    doc_id: str
+    run: CostLedger  #: the deployment run's own calls (the member's cost)
+    judged: CostLedger | None  #: the metric's calls (optimization spend), booked after the run's
+    seconds: float = 0.0
+    score: float = 0.0
+    gold: bool = False
+    error: str | None = None
+    raised: BaseException | None = None  #: an engine crash (or a metric failure): re-raised in document order
+
+
 def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLedger | None = None, *,
-                   label: str = "deploy", on_document=None) -> dict:
+                   label: str = "deploy", on_document=None, num_threads: int = 1) -> dict:
     """Run ``pipeline`` on each document (``optimizers.examples.DocumentExample``: ``doc_id``, ``path``
     and ``gold()``, None without an annotation), score and price it.
 
@@ -64,36 +194,68 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
     costs per document and the errors. A document that fails scores 0 and costs what it spent before
     failing (its calls stay in the ledger); ``EngineCrashError`` propagates (nothing is scored from a
     dead engine). Every call — the pipeline's and the metric's — also goes to ``ledger`` when given.
+
+    ``num_threads`` documents are deployed at once (``pipeline.extract`` is called from several threads).
+    Results are gathered by document index and each document's calls reach ``ledger`` in document order
+    (its run's calls, then its metric's), so the result and the ledger are those of a sequential run
+    given the same answers; only ``seconds`` (wall time per document) depends on the threads. After an
+    engine crash no further document starts; the documents already running finish, their calls are
+    booked, and the crash is raised.
     """
-    per_document: dict[str, dict[str, float]] = {}
-    stages: dict[str, dict[str, float]] = {}
-    errors: dict[str, str] = {}
-    for doc in documents:
-        run = CostLedger()
+    crashed = threading.Event()
+
+    def one(doc) -> _DocumentOutcome | None:
+        if crashed.is_set():
+            return None  # after an engine crash nothing new starts
+        out = _DocumentOutcome(doc.doc_id, CostLedger(), CostLedger() if ledger is not None else None)
         t0 = time.perf_counter()
         ekg = None
         try:
-            ekg = pipeline.extract(doc.path, ledger=run)
-        except EngineCrashError:
-            if ledger is not None:
-                ledger.extend(run.entries)
-            raise
+            ekg = pipeline.extract(doc.path, ledger=out.run)
+        except EngineCrashError as exc:
+            crashed.set()
+            out.raised = exc
+            return out
         except Exception as exc:  # the document fails and scores 0; the batch goes on
-            errors[doc.doc_id] = f"{type(exc).__name__}: {exc}"[:500]
-        seconds = time.perf_counter() - t0
-        if ledger is not None:
-            ledger.extend(run.entries)
-        score = 0.0
+            out.error = f"{type(exc).__name__}: {exc}"[:500]
+        out.seconds = time.perf_counter() - t0
         gold = doc.gold()
+        out.gold = gold is not None
         if ekg is not None:
-            with ledger_context(ledger, doc_id=doc.doc_id, stage="judge", program=f"metric:{label}"):
-                score = quality.evaluate(ekg, gold).score
-        cost = cost_of(run.entries)
-        per_document[doc.doc_id] = {"quality": score, "cost_usd": cost.usd, "tokens": float(cost.tokens),
-                                    "calls": float(cost.calls), "seconds": round(seconds, 3),
-                                    "cost_known": float(cost.cost_known), "gold": float(gold is not None)}
+            # the judge's calls: optimization spend, in the caller's ledger (its own context without one)
+            with ledger_context(out.judged, doc_id=doc.doc_id, stage="judge", program=f"metric:{label}"):
+                try:
+                    out.score = quality.evaluate(ekg, gold).score
+                except BaseException as exc:  # noqa: BLE001 - re-raised in document order below
+                    if isinstance(exc, EngineCrashError):
+                        crashed.set()
+                    out.raised = exc
+        return out
+
+    per_document: dict[str, dict[str, float]] = {}
+    stages: dict[str, dict[str, float]] = {}
+    errors: dict[str, str] = {}
+    first: BaseException | None = None
+    for out in ordered_map(one, documents, num_threads):
+        if out is None:
+            continue
+        if ledger is not None:  # every call that was made is booked, in document order
+            ledger.extend(out.run.entries)
+            if out.judged is not None:
+                ledger.extend(out.judged.entries)
+        if first is not None:
+            continue  # a document before this one raised: booked, not scored
+        if out.raised is not None:
+            first = out.raised
+            continue
+        if out.error is not None:
+            errors[out.doc_id] = out.error
+        cost = cost_of(out.run.entries)
+        per_document[out.doc_id] = {"quality": out.score, "cost_usd": cost.usd, "tokens": float(cost.tokens),
+                                    "calls": float(cost.calls), "seconds": round(out.seconds, 3),
+                                    "cost_known": float(cost.cost_known), "gold": float(out.gold)}
         by_stage: dict[str, list] = {}
-        for e in run.entries:
+        for e in out.run.entries:
             by_stage.setdefault(e.stage, []).append(e)
         for stage, group in by_stage.items():
             c = cost_of(group)
@@ -102,7 +264,9 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
             s["tokens"] += c.tokens
             s["calls"] += c.calls
         if on_document is not None:
-            on_document(doc.doc_id, per_document[doc.doc_id])
+            on_document(out.doc_id, per_document[out.doc_id])
+    if first is not None:
+        raise first
     n = max(1, len(per_document))
     rows = list(per_document.values())
     return {
@@ -119,22 +283,37 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
     }
 
 
-def evaluate_examples(program, examples: list, metric, ledger: CostLedger, *, label: str) -> dict:
+def evaluate_examples(program, examples: list, metric, ledger: CostLedger, *, label: str, num_threads: int = 1) -> dict:
     """Quality per example of an auxiliary program on its own examples (``metrics.gepa`` metrics);
-    every call is optimization spend, booked in ``ledger`` under ``label``."""
+    every call is optimization spend, booked in ``ledger`` under ``label``, in example order whatever
+    order the ``num_threads`` threads finish in."""
     import dspy
 
+    def one(ex):
+        calls = CostLedger()
+        with ledger_context(calls, doc_id=ex.example_id):
+            try:
+                pred = program(**ex.inputs())
+            except EngineCrashError as exc:
+                return ex.example_id, 0.0, calls, exc
+            except Exception as exc:  # one failing example scores 0
+                pred = dspy.Prediction(error=str(exc))
+            try:
+                return ex.example_id, float(metric(ex, pred).score), calls, None
+            except BaseException as exc:  # noqa: BLE001 - re-raised in example order below
+                return ex.example_id, 0.0, calls, exc
+
     per_example: dict[str, float] = {}
+    first: BaseException | None = None
     with ledger_context(ledger, program=label):
-        for ex in examples:
-            with ledger_context(doc_id=ex.example_id):
-                try:
-                    pred = program(**ex.inputs())
-                except EngineCrashError:
-                    raise
-                except Exception as exc:  # one failing example scores 0
-                    pred = dspy.Prediction(error=str(exc))
-                per_example[ex.example_id] = float(metric(ex, pred).score)
+        for example_id, score, calls, raised in ordered_map(one, examples, num_threads):
+            ledger.extend(calls.entries)  # every call that was made is booked, in example order
+            if first is None and raised is not None:
+                first = raised
+            elif first is None:
+                per_example[example_id] = score
+    if first is not None:
+        raise first
     return {"per_example": per_example,
             "quality": statistics.fmean(per_example.values()) if per_example else 0.0,
             "n": len(per_example)}
