@@ -189,13 +189,19 @@ def optimize_command(
     campaign: Path = typer.Argument(..., help="Campaign YAML (campaigns/<name>.yaml)"),
     run_root: Path = typer.Option(Path("runs/campaigns"), "--run-root", help="Run directories (resumable) live here"),
     compiled: Path = typer.Option(Path("compiled"), "--compiled", help="Where the frontier is written"),
+    storage: Optional[str] = typer.Option(
+        None, "--storage", help="Optuna RDB storage URL (postgresql://user:pw@host/db): run as one of several "
+        "workers of the campaign, on this machine or others (default: a journal file in the run directory)"),
+    num_threads: Optional[int] = typer.Option(
+        None, "--num-threads", min=1, help="Documents / examples evaluated at once (default: concurrency.num_threads)"),
 ):
     """Run (or resume) an optimization campaign: GEPA + Optuna, quality–cost frontier in compiled/."""
     from argus.errors import ArgusError
     from optimizers.campaign import run_campaign
 
     try:
-        result = run_campaign(campaign, run_root=run_root, compiled_root=compiled)
+        result = run_campaign(campaign, run_root=run_root, compiled_root=compiled, storage=storage,
+                              num_threads=num_threads)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)

@@ -36,31 +36,36 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def parallel_map(fn: Callable[[T], R], items: Iterable[T], max_workers: int) -> list[R]:
-    """``[fn(x) for x in items]`` with up to ``max_workers`` items at once, results in input order.
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], max_workers: int = 1, *,
+                name: str = "argus") -> Iterator[R]:
+    """``fn`` over ``items`` with up to ``max_workers`` items at once; yields the results in input
+    order, each as soon as it and every item before it have finished — a sequential loop's order,
+    whatever order the threads finish in.
 
-    Each item runs in a copy of the caller's context (ledger attribution, ``dspy.context``). If
-    items raise, the items not yet started are cancelled, the running ones finish, and the
-    exception of the first failing item in input order is raised — the one a sequential loop
-    would have raised.
+    Each item runs in a copy of the caller's ``contextvars`` context, taken when it is submitted, so
+    the ledger attribution (``argus.ledger.ledger_context``) and DSPy's settings (``dspy.context``)
+    follow the work into the worker thread. An exception an item raises is raised here when its turn
+    comes — the one a sequential loop would have raised — after the items not yet started are
+    cancelled (running ones finish). With ``max_workers`` 1 the items run one by one in the caller's
+    thread. ``name`` prefixes the worker threads' names.
     """
     items = list(items)
     if max_workers <= 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    results: list = [None] * len(items)
-    errors: dict[int, BaseException] = {}
-    with ThreadPoolExecutor(max_workers=min(max_workers, len(items)), thread_name_prefix="argus") as pool:
+        for x in items:
+            yield fn(x)
+        return
+    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(items)), thread_name_prefix=name)
+    try:
         futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
-        for i, fut in enumerate(futures):
-            try:
-                results[i] = fut.result()
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, in input order
-                errors[i] = exc
-                for later in futures[i + 1:]:
-                    later.cancel()
-    if errors:
-        raise errors[min(errors)]
-    return results
+        for fut in futures:
+            yield fut.result()
+    finally:  # an exception here or in the consumer (Ctrl-C): nothing new starts, running items finish
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T], max_workers: int) -> list[R]:
+    """``[fn(x) for x in items]`` with up to ``max_workers`` items at once (see ``ordered_map``)."""
+    return list(ordered_map(fn, items, max_workers))
 
 
 class Slots:
@@ -270,6 +275,7 @@ __all__ = [
     "call_with_retries",
     "fault_status",
     "model_limiter",
+    "ordered_map",
     "parallel_map",
     "retry_wait",
     "retryable",

@@ -7,6 +7,8 @@ structural score alone (and says so in its notes).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from metrics.base import MetricResult, weighted_mean
@@ -65,16 +67,19 @@ def document_cost(ekg, stages: tuple[str, ...] | None = None) -> Cost:
 
 
 def cost_of(entries) -> Cost:
-    """Cost of a list of ledger entries (list price: cache hits count what the original call cost)."""
+    """Cost of a list of ledger entries (list price: cache hits count what the original call cost).
+
+    USD are summed exactly rounded (``math.fsum``), so the total does not depend on the order the
+    calls finished in (a concurrent run books them in another order than a sequential one)."""
     entries = list(entries)
     return Cost(
-        usd=sum(e.list_cost_usd for e in entries),
+        usd=math.fsum(e.list_cost_usd for e in entries),
         tokens=sum(e.list_tokens for e in entries),
         prompt_tokens=sum(e.prompt_tokens + e.cached_prompt_tokens for e in entries),
         completion_tokens=sum(e.completion_tokens + e.cached_completion_tokens for e in entries),
         calls=len(entries),
         cost_known=all(e.cost_known for e in entries),
-        billed_usd=sum(e.cost_usd for e in entries),
+        billed_usd=math.fsum(e.cost_usd for e in entries),
         billed_tokens=sum(e.prompt_tokens + e.completion_tokens for e in entries),
         cache_hits=sum(e.cache_hit for e in entries),
     )

@@ -8,7 +8,7 @@ verification come from the same code path. The metric's judge calls happen under
 ledger context (optimization spend), never in the document's ledger (the member's cost).
 
 Documents (and an auxiliary program's examples) are evaluated ``num_threads`` at once
-(``ordered_map``): each in a copy of the caller's ``contextvars`` context, so every call is booked
+(``argus.concurrency.ordered_map``): each in a copy of the caller's ``contextvars`` context, so every call is booked
 where a sequential run books it, and gathered by index, so results — and the order of the calls in
 the ledger — are those of a sequential run given the same answers.
 """
@@ -21,18 +21,15 @@ import json
 import statistics
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Iterator
 
+from argus.concurrency import ordered_map
 from argus.engine import EngineCrashError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from metrics.quality import DocumentQuality, cost_of
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass
@@ -147,32 +144,6 @@ def dspy_threads_carry_context() -> Iterator[None]:
                 module.ParallelExecutor = _CARRY_STATE["original"]
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_threads: int = 1) -> Iterator[R]:
-    """``fn`` over ``items`` with up to ``num_threads`` items at once; yields the results in input order,
-    each as soon as it and every item before it have finished (a sequential loop's order, whatever order
-    the threads finish in).
-
-    Every item runs in its own copy of the caller's ``contextvars`` context, taken when the item is
-    submitted: the ledger attribution (``argus.ledger.ledger_context``) and DSPy's settings
-    (``dspy.context``) follow the work into the worker thread, so each call is booked where a sequential
-    run books it. ``fn`` should catch what it wants to report; an exception it raises is raised here when
-    its turn comes, after the items not started yet are cancelled. With ``num_threads`` 1 the items run
-    one by one in the caller's thread.
-    """
-    items = list(items)
-    if num_threads <= 1 or len(items) <= 1:
-        for x in items:
-            yield fn(x)
-        return
-    pool = ThreadPoolExecutor(max_workers=min(num_threads, len(items)), thread_name_prefix="argus-eval")
-    try:
-        futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
-        for fut in futures:
-            yield fut.result()
-    finally:  # an exception here or in the consumer (Ctrl-C): nothing new starts, running items finish
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 @dataclass
 class _DocumentOutcome:
     doc_id: str
@@ -236,7 +207,7 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
     stages: dict[str, dict[str, float]] = {}
     errors: dict[str, str] = {}
     first: BaseException | None = None
-    for out in ordered_map(one, documents, num_threads):
+    for out in ordered_map(one, documents, num_threads, name="argus-eval"):
         if out is None:
             continue
         if ledger is not None:  # every call that was made is booked, in document order
@@ -306,7 +277,7 @@ def evaluate_examples(program, examples: list, metric, ledger: CostLedger, *, la
     per_example: dict[str, float] = {}
     first: BaseException | None = None
     with ledger_context(ledger, program=label):
-        for example_id, score, calls, raised in ordered_map(one, examples, num_threads):
+        for example_id, score, calls, raised in ordered_map(one, examples, num_threads, name="argus-eval"):
             ledger.extend(calls.entries)  # every call that was made is booked, in example order
             if first is None and raised is not None:
                 first = raised

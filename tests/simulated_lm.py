@@ -15,6 +15,7 @@ cheaper and worse, the evolved ones better and dearer, which is what a qualityâ€
 from __future__ import annotations
 
 import json
+import threading
 
 from dspy.lm15 import Message, Response, TextPart, Usage
 
@@ -28,6 +29,11 @@ class SimulatedEngine(ScriptedEngine):
     def __init__(self):
         super().__init__()
         self.reflections = 0
+        self._request = threading.local()  # the system prompt of the request this thread is answering
+
+    @property
+    def _system(self) -> str:
+        return getattr(self._request, "system", "")
 
     def complete(self, request):
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in (request.system or ()))
@@ -36,7 +42,7 @@ class SimulatedEngine(ScriptedEngine):
             self.reflections += 1
             self.calls.append({"fields": ["reflection"], "inputs": {}})
             return self._text(self.reflect(system + user), system + user)
-        self._system = system
+        self._request.system = system
         return super().complete(request)
 
     def _text(self, text: str, prompt: str):
@@ -56,7 +62,7 @@ class SimulatedEngine(ScriptedEngine):
 
     def _stage1(self, text: str) -> dict:
         graph = super()._stage1(text)
-        if PHRASE_EVENTS not in getattr(self, "_system", ""):
+        if PHRASE_EVENTS not in self._system:
             graph["events"] = graph["events"][:1]
             used = {p["entity"] for e in graph["events"] for p in e["participants"]}
             graph["entities"] = [e for e in graph["entities"] if e["id"] in used]
@@ -68,7 +74,7 @@ class SimulatedEngine(ScriptedEngine):
             prompt = f"```\n{inputs.get('current_instruction', '')}\n```\n{inputs.get('examples_with_feedback', '')}"
             return {"new_instruction": self.reflect(prompt).strip("`\n ")}
         if "temporal_edges" in fields and "entities" not in fields:
-            if PHRASE_EDGES not in getattr(self, "_system", ""):
+            if PHRASE_EDGES not in self._system:
                 return {"temporal_edges": [], "causal_edges": []}
             stage1 = json.loads(inputs.get("stage1_json", "{}") or "{}")
             events = stage1.get("events", [])

@@ -35,26 +35,9 @@ CAMPAIGN = {
 }
 
 
-def locked(engine: SimulatedEngine) -> SimulatedEngine:
-    """The engine answering one request at a time: ``SimulatedEngine`` keeps the request's system prompt
-    on itself while it answers, so threads (a campaign's ``concurrency.num_threads``, the pipeline's own)
-    must not interleave inside it."""
-    import threading
-
-    lock = threading.Lock()
-    answer = engine.complete
-
-    def complete(request):
-        with lock:
-            return answer(request)
-
-    engine.complete = complete
-    return engine
-
-
 def _run(tmp_path, **changes):
     cfg = CampaignConfig(**{**CAMPAIGN, **changes})
-    builder = simulated_lm_builder(locked(SimulatedEngine()))
+    builder = simulated_lm_builder(SimulatedEngine())
     result = Campaign(cfg, tmp_path / "run", tmp_path / "compiled", lm_builder=builder).run()
     return result, builder.engine
 
@@ -179,7 +162,7 @@ def test_verify_realizes_the_promise_on_the_validation_document(campaign):
     root = tmp / "compiled" / "simtest"
     for member in Frontier.load(root).members:
         report = verify_member(root, split="val", member=member.member_id, overrides={"cache_dir": str(tmp / "v")},
-                               lm_builder=simulated_lm_builder(locked(SimulatedEngine())))
+                               lm_builder=simulated_lm_builder(SimulatedEngine()))
         assert report.ok and report.cost_key == "tokens"
         (row,) = report.rows
         assert row["document"] == VAL_DOC
@@ -196,7 +179,7 @@ def test_verify_realizes_the_promise_on_the_validation_document(campaign):
     data["splits"]["val"]["per_document"][VAL_DOC]["tokens"] *= 0.8
     path.write_text(json.dumps(data))
     broken = verify_member(tampered, split="val", member=member.member_id, overrides={"cache_dir": str(tmp / "v")},
-                           lm_builder=simulated_lm_builder(locked(SimulatedEngine())))
+                           lm_builder=simulated_lm_builder(SimulatedEngine()))
     assert not broken.ok and broken.rows[0]["within"] == "no"
     assert broken.realized > broken.interval[1]
 
@@ -240,11 +223,8 @@ def _frontier_view(compiled) -> dict:
     }
     for m in ff["members"]:
         man = json.loads((root / m / "manifest.json").read_text())
-        # USD are compared to 1e-12: a cache hit books its list price apart from live calls, so the float sum of
-        # a document's calls may differ in the last bit with the state of the cache
         view[m] = {split: (round(sc["quality"], 9), sc["tokens"],
-                           {d: {k: round(v, 12) if isinstance(v, float) else v for k, v in r.items() if k != "seconds"}
-                            for d, r in sc["per_document"].items()})
+                           {d: {k: v for k, v in r.items() if k != "seconds"} for d, r in sc["per_document"].items()})
                    for split, sc in man["splits"].items()}
     return view
 
@@ -285,7 +265,7 @@ def test_killed_campaign_resumes_to_the_same_frontier(tmp_path, campaign, phase)
                 computed.append(f"{split}-{key}.json")
             return super()._eval(key, split, *args, **kwargs)
 
-    result = Recording(CampaignConfig(**CAMPAIGN), run, compiled, lm_builder=simulated_lm_builder(locked(SimulatedEngine()))).run()
+    result = Recording(CampaignConfig(**CAMPAIGN), run, compiled, lm_builder=simulated_lm_builder(SimulatedEngine())).run()
     assert not result.stopped and not result.failed
     # every evaluation finished before the kill is reused as it was, none is redone
     assert not set(computed) & set(before)
