@@ -7,8 +7,11 @@ downloads it when the user has network (LEGAL-BERT, E5, KaLM-Embedding, …).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 from argus.errors import ConfigError
@@ -66,19 +69,44 @@ def _load_encoder(name: str, device: str | None):
         raise ConfigError(f"could not load sentence encoder {name!r}: {exc}") from exc
 
 
-#: one encoding at a time per process: torch already spreads one over every core, and documents
-#: encoding side by side (a concurrent batch) would only contend for the cores and hold more memory
+#: one encoding at a time per process, always on the same thread: torch already spreads one over
+#: every core, and documents encoding side by side (a concurrent batch) would only contend for the
+#: cores; on many threads, each thread's malloc arena would also keep its own peak of activations
 _ENCODING = threading.Lock()
+_ENCODER_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argus-encoder")
+#: the latest encodings by (encoder, batch size, texts): a campaign deploys every candidate on the same
+#: documents, whose fact gate encodes the same sentences each time. Keyed by the whole list, not per
+#: text, so a hit returns exactly what encoding that list returns (padding differs between batches).
+_RECENT: "OrderedDict[str, object]" = OrderedDict()
+RECENT_ENCODINGS = 64
+
+
+def _key(texts: list[str], name: str, batch_size: int) -> str:
+    digest = hashlib.sha256(f"{name}\x00{batch_size}".encode())
+    for t in texts:
+        digest.update(b"\x00" + t.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64):
-    """L2-normalized embeddings as a float32 numpy array (n, d)."""
+    """L2-normalized embeddings as a float32 numpy array (n, d); the latest ``RECENT_ENCODINGS``
+    lists are remembered (a copy is returned)."""
     import numpy as np
 
     if not texts:
         return np.zeros((0, load_encoder(name).get_sentence_embedding_dimension()), dtype="float32")
     model = load_encoder(name)
+    key = _key(list(texts), name, batch_size)
     with _ENCODING:
-        vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
-    return vectors.astype("float32")
+        found = _RECENT.get(key)
+        if found is not None:
+            _RECENT.move_to_end(key)
+            return found.copy()
+        vectors = _ENCODER_THREAD.submit(
+            model.encode, texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        ).result().astype("float32")
+        _RECENT[key] = vectors
+        while len(_RECENT) > RECENT_ENCODINGS:
+            _RECENT.popitem(last=False)
+    return vectors.copy()

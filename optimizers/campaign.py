@@ -53,7 +53,7 @@ processes, on one machine or many, run the trials of one campaign through Optuna
 - **Heartbeats.** A worker records a heartbeat for its trial every ``concurrency.heartbeat_s``; a
   RUNNING trial without one for ``concurrency.grace_s`` (its worker died or lost the database) is
   failed and queued again with the same settings and position (``optuna.storages.fail_stale_trials``
-  with ``_requeue``); a trial whose worker ran on this machine and whose process is gone is queued
+  with ``requeue_trial``); a trial whose worker ran on this machine and whose process is gone is queued
   again at once. A live worker's trial is never taken. A stopped worker (stop file, Ctrl-C, budget)
   queues its trial again itself. Idle workers wait while other workers run the last open trials
   (to take over a trial whose worker dies), then write the final frontier.
@@ -88,10 +88,23 @@ from argus.engine import EngineCrashError
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
+from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.config import AUX_PROGRAMS, CampaignConfig
 from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context, evaluate_examples
-from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.proposer import TextInstructionProposer
+from optimizers.storage import (
+    POSITION,
+    Artifacts,
+    process_alive,
+    rdb_url,
+    redact_url,
+    requeue_trial,
+    schema_lock,
+    schema_race,
+    trial_position,
+)
+
+_log = logging.getLogger("argus")
 
 EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict"}
 
@@ -113,169 +126,6 @@ class _Evolvable:
         k = self._next.get(candidate_idx, 0)
         self._next[candidate_idx] = k + 1
         return [names[k % len(names)]]
-
-
-# ----------------------------------------------------------------------------- storage and workers
-
-POSITION = "argus:position"  #: trial user attribute: the campaign position (0-based) a trial runs
-_log = logging.getLogger("argus")
-
-
-def rdb_url(url: str) -> str:
-    """The SQLAlchemy URL for ``url``: ``postgresql://`` (or ``postgres://``) without a driver uses
-    psycopg 3 (``postgresql+psycopg://``); any other URL is used as given."""
-    if "://" not in url:
-        raise ConfigError(f"--storage {url!r}: an SQLAlchemy database URL is expected, e.g. postgresql://user:pw@host/db")
-    scheme, rest = url.split("://", 1)
-    if scheme in ("postgresql", "postgres"):
-        return f"postgresql+psycopg://{rest}"
-    return url
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"://([^/:@]+):[^/@]*@", r"://\1:***@", url)
-
-
-def _position(trial) -> int | None:
-    pos = trial.user_attrs.get(POSITION)
-    return int(pos) if pos is not None else None
-
-
-def _requeue(study, trial) -> None:
-    """Queue a failed trial's position again, with the settings it ran (Optuna's heartbeat callback too)."""
-    pos = _position(trial)
-    if pos is None:
-        return  # not a campaign position (a trial of an older run)
-    params = trial.system_attrs.get("fixed_params") or trial.params
-    study.enqueue_trial(dict(params), user_attrs={POSITION: pos, "argus:retry_of": trial.number}, skip_if_exists=False)
-
-
-@contextlib.contextmanager
-def _schema_lock(url: str):
-    """Workers starting together on an empty PostgreSQL database create Optuna's tables one at a time (a
-    session-level advisory lock); other databases rely on ``_schema_race`` retries."""
-    if not url.startswith("postgresql"):
-        yield
-        return
-    import sqlalchemy
-    from sqlalchemy.pool import NullPool
-
-    engine = sqlalchemy.create_engine(url, poolclass=NullPool)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(727372616)"))
-            try:
-                yield
-            finally:
-                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(727372616)"))
-    finally:
-        engine.dispose()
-
-
-def _schema_race(exc: BaseException) -> bool:
-    """An error of two processes creating the same tables at once (worth a retry)."""
-    from sqlalchemy import exc as sa_exc
-
-    while exc is not None:
-        if isinstance(exc, (sa_exc.IntegrityError, sa_exc.ProgrammingError, sa_exc.OperationalError)):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists
-        return True
-    return True
-
-
-class _Artifacts:
-    """Finished work of a campaign by name (``evals/val-<key>.json``, ``evals/test-<key>.json``,
-    ``trials/<hash>/gepa_candidates.json``, ``trials/<hash>/aux-<prog>.json``, ``objectives.json``,
-    ``spend/<worker>.json``): files under RUN and, with an RDB storage, the study's user attributes
-    ``argus:<name>`` — the copy every worker reads (the files are then this worker's cache)."""
-
-    PREFIX = "argus:"
-
-    def __init__(self, run_dir: Path, study=None):
-        self.run_dir = run_dir
-        self.study = study
-        self._shared: dict[str, Any] = {}
-
-    def refresh(self) -> dict[str, Any]:
-        if self.study is not None:
-            attrs = self.study._storage.get_study_user_attrs(self.study._study_id)
-            self._shared = {k[len(self.PREFIX):]: v for k, v in attrs.items() if k.startswith(self.PREFIX)}
-        return self._shared
-
-    def _rows(self, *, key: str | None = None, prefix: str | None = None) -> list | None:
-        """(key, value_json) rows of this study's attributes with ``key`` or a key starting with ``prefix``,
-        read with one query (not the whole set: a campaign's evaluations add up to megabytes); None when
-        the storage is not a plain RDB schema."""
-        engine = getattr(self.study._storage, "engine", None)
-        if engine is None:
-            return None
-        import sqlalchemy
-
-        t = sqlalchemy.table("study_user_attributes", sqlalchemy.column("study_id"), sqlalchemy.column("key"),
-                             sqlalchemy.column("value_json"))
-        cond = t.c.key == key if key is not None else t.c.key.startswith(prefix, autoescape=True)
-        try:
-            with engine.connect() as conn:
-                return list(conn.execute(sqlalchemy.select(t.c.key, t.c.value_json).where(
-                    t.c.study_id == self.study._study_id, cond)))
-        except Exception:  # noqa: BLE001 - another schema: the caller reads them all
-            return None
-
-    def _lookup(self, name: str) -> bool:
-        """Read one attribute from the storage into the local copy; whether it exists."""
-        rows = self._rows(key=self.PREFIX + name)
-        if rows is None:
-            return name in self.refresh()
-        for _, value in rows:
-            self._shared[name] = json.loads(value)
-        return bool(rows)
-
-    def items(self, prefix: str) -> dict[str, Any]:
-        """Every shared attribute whose name starts with ``prefix``, as it is in the storage now."""
-        rows = self._rows(prefix=self.PREFIX + prefix)
-        if rows is None:
-            return {k: v for k, v in self.refresh().items() if k.startswith(prefix)}
-        found = {k[len(self.PREFIX):]: json.loads(v) for k, v in rows}
-        self._shared.update(found)
-        return found
-
-    def get(self, name: str):
-        """The shared copy (with a storage), else the file, else None."""
-        if self.study is not None and (name in self._shared or self._lookup(name)):
-            return self._shared[name]
-        path = self.run_dir / name
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-
-    def put(self, name: str, data, *, share: bool = True, replace: bool = False) -> None:
-        write_json_atomic(self.run_dir / name, data, indent=1)
-        if share:
-            self.share(name, data, replace=replace)
-
-    def share(self, name: str, data, *, replace: bool = False) -> None:
-        """Into the storage (no-op without one); the first writer wins unless ``replace``."""
-        if self.study is None:
-            return
-        if not replace and (name in self._shared or self._lookup(name)):
-            return
-        self.study._storage.set_study_user_attr(self.study._study_id, self.PREFIX + name, data)
-        self._shared[name] = data
-
-    def names(self, prefix: str) -> list[str]:
-        if self.study is not None:
-            return sorted(self.items(prefix))
-        folder, _, stem = prefix.rpartition("/")
-        base = self.run_dir / folder
-        return sorted(f"{folder}/{p.name}" if folder else p.name for p in base.glob(f"{stem}*.json")) if base.is_dir() else []
 
 
 # ----------------------------------------------------------------------------- the campaign
@@ -331,7 +181,7 @@ class Campaign:
         self.num_threads = int(num_threads or config.concurrency.num_threads)
         if self.num_threads < 1:
             raise ConfigError("num_threads must be at least 1")
-        self._art = _Artifacts(self.run_dir)
+        self._art = Artifacts(self.run_dir)
 
     @property
     def _rdb(self) -> bool:
@@ -534,7 +384,7 @@ class Campaign:
         study = self._open_study()
         self._study = study
         if self._rdb:
-            self._art = _Artifacts(self.run_dir, study)
+            self._art = Artifacts(self.run_dir, study)
             self._check_fingerprint(study)
         ledger_path = self._file("ledger", "jsonl")
         previous = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
@@ -560,7 +410,7 @@ class Campaign:
             f"{est['minutes']} min at {cfg.budget.seconds_per_call:g} s/call"
             + (f"; USD budget ${cfg.budget.max_usd}" if cfg.budget.max_usd is not None else "")
             + f"; {self.num_threads} thread(s)"
-            + (f"; worker {self.worker} on {_redact(self.storage_url)}" if self._rdb else "")
+            + (f"; worker {self.worker} on {redact_url(self.storage_url)}" if self._rdb else "")
         )
         self._chunk_metric()  # a bad metric or judge configuration fails here, before any LM call
         if not self._rdb:
@@ -568,7 +418,7 @@ class Campaign:
                 # one process owns a journal: a RUNNING trial was killed mid-trial; it is closed as failed and
                 # queued again with the same settings (what it finished is on disk and is reused)
                 study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-                _requeue(study, t)
+                requeue_trial(study, t)
         done = self._done(study, plan)
         previous_handler = signal.getsignal(signal.SIGINT)
         main_thread = threading.current_thread() is threading.main_thread()
@@ -699,24 +549,24 @@ class Campaign:
             if url.startswith("sqlite"):
                 kwargs["connect_args"] = {"timeout": 60}
             try:
-                with warnings.catch_warnings(), _schema_lock(url):
+                with warnings.catch_warnings(), schema_lock(url):
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     for attempt in range(5):
                         try:
                             storage = RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=cfg.concurrency.heartbeat_s,
                                                  grace_period=cfg.concurrency.grace_s,
-                                                 heartbeat_stale_trial_callback=_requeue)
+                                                 heartbeat_stale_trial_callback=requeue_trial)
                             break
                         except Exception as exc:  # noqa: BLE001 - another worker creating the tables at the same moment
-                            if attempt == 4 or not _schema_race(exc):
+                            if attempt == 4 or not schema_race(exc):
                                 raise
                             time.sleep(0.3 * (attempt + 1))
             except ImportError as exc:
-                raise ConfigError(f"--storage {_redact(self.storage_url)}: the database driver is missing ({exc}); "
+                raise ConfigError(f"--storage {redact_url(self.storage_url)}: the database driver is missing ({exc}); "
                                   "for PostgreSQL: pip install 'psycopg[binary]'") from exc
             except Exception as exc:  # noqa: BLE001 - say which storage could not be opened, without its password
-                raise ConfigError(f"cannot open the storage {_redact(self.storage_url)}: {type(exc).__name__}: "
-                                  f"{_redact(str(exc))}") from exc
+                raise ConfigError(f"cannot open the storage {redact_url(self.storage_url)}: {type(exc).__name__}: "
+                                  f"{redact_url(str(exc))}") from exc
         else:
             from optuna.storages import JournalStorage
             from optuna.storages.journal import JournalFileBackend
@@ -753,7 +603,7 @@ class Campaign:
         from optuna.trial import TrialState
 
         return {p for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                if (p := _position(t)) is not None and p < len(plan)}
+                if (p := trial_position(t)) is not None and p < len(plan)}
 
     def _next_trial(self, study, plan):
         """("done", n) when every position is complete; ("wait", n) when the n open positions all run in
@@ -764,7 +614,7 @@ class Campaign:
             self._fail_stale(study)
         by_pos: dict[int, list] = {}
         for t in study.get_trials(deepcopy=False):
-            p = _position(t)
+            p = trial_position(t)
             if p is not None and p < len(plan):
                 by_pos.setdefault(p, []).append(t)
         done = {p for p, ts in by_pos.items() if any(t.state == TrialState.COMPLETE for t in ts)}
@@ -777,7 +627,7 @@ class Campaign:
         if claimed is not None:
             return "trial", claimed
         running = {p for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-                   if (p := _position(t)) is not None and p < len(plan)}
+                   if (p := trial_position(t)) is not None and p < len(plan)}
         if not self._rdb:
             self.console.print(f"[yellow]trial position(s) {sorted(running)} are running in another process on this "
                                "run's journal; several workers need an RDB storage (--storage)[/yellow]")
@@ -792,7 +642,7 @@ class Campaign:
 
         storage = study._storage
         waiting = sorted((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-                          if (p := _position(t)) is not None and p < len(plan)), key=lambda t: (_position(t), t.number))
+                          if (p := trial_position(t)) is not None and p < len(plan)), key=lambda t: (trial_position(t), t.number))
         for t in waiting:
             if self._rdb:
                 storage.record_heartbeat(t._trial_id)  # before the claim: a worker killed right after it still goes stale
@@ -801,8 +651,8 @@ class Campaign:
                     continue  # another worker claimed it first
             except UpdateFinishedTrialError:
                 continue
-            pos = _position(t)
-            others = [o for o in study.get_trials(deepcopy=False) if o.number != t.number and _position(o) == pos]
+            pos = trial_position(t)
+            others = [o for o in study.get_trials(deepcopy=False) if o.number != t.number and trial_position(o) == pos]
             if any(o.state == TrialState.COMPLETE or (o.state in (TrialState.RUNNING, TrialState.WAITING)
                                                       and o.number < t.number) for o in others):
                 storage.set_trial_system_attr(t._trial_id, "argus:duplicate", True)
@@ -817,7 +667,7 @@ class Campaign:
     def _fail_stale(self, study) -> None:
         """Queue again the trials whose worker is gone: at once when it ran on this machine and its process
         has exited, else after ``concurrency.grace_s`` without a heartbeat (Optuna's ``fail_stale_trials``,
-        whose callback is ``_requeue``). A live worker's trial is never taken."""
+        whose callback is ``requeue_trial``). A live worker's trial is never taken."""
         import optuna
         from optuna.exceptions import UpdateFinishedTrialError
         from optuna.trial import TrialState
@@ -825,10 +675,10 @@ class Campaign:
         host = socket.gethostname()
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             pid = t.system_attrs.get("argus:pid")
-            if t.system_attrs.get("argus:host") == host and pid is not None and pid != os.getpid() and not _alive(int(pid)):
+            if t.system_attrs.get("argus:host") == host and pid is not None and pid != os.getpid() and not process_alive(int(pid)):
                 try:
                     if study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
-                        _requeue(study, t)
+                        requeue_trial(study, t)
                 except UpdateFinishedTrialError:
                     pass
         with warnings.catch_warnings():
@@ -843,7 +693,7 @@ class Campaign:
 
         try:
             if study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
-                _requeue(study, study._storage.get_trial(trial_id))
+                requeue_trial(study, study._storage.get_trial(trial_id))
         except UpdateFinishedTrialError:
             pass
         except Exception:  # noqa: BLE001 - the storage is gone: the heartbeat's grace period queues it again

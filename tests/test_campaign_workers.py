@@ -182,7 +182,7 @@ def pg_url():
         import psycopg
     except ImportError:
         pytest.fail(f"{PG_ENV} is set but psycopg is not installed (pip install 'psycopg[binary]')")
-    from optimizers.campaign import rdb_url
+    from optimizers.storage import rdb_url
 
     name = f"argus_test_{uuid.uuid4().hex[:12]}"
     dsn = base.replace("postgresql+psycopg://", "postgresql://")
@@ -453,13 +453,14 @@ def test_a_worker_with_another_campaign_file_is_refused(tmp_path):
     """Workers of one storage run one campaign: a file of the same name that differs in what it optimizes is
     refused; threads, wall clock and model servers may differ per worker."""
     from argus.errors import ConfigError
-    from optimizers.campaign import Campaign, _Artifacts
+    from optimizers.campaign import Campaign
+    from optimizers.storage import Artifacts
 
     url = f"sqlite:///{tmp_path / 'optuna.db'}"
 
     def check(cfg):
         worker = Campaign(cfg, tmp_path / "run", tmp_path / "c", storage=url)
-        worker._art = _Artifacts(worker.run_dir, worker._open_study())
+        worker._art = Artifacts(worker.run_dir, worker._open_study())
         worker._check_fingerprint(worker._art.study)
 
     check(_cfg())

@@ -262,3 +262,23 @@ def test_a_batch_rides_out_429s_with_retry_after_and_random_500s_from_a_real_ser
                 retried += 1
                 assert again.arrival_s - first.arrival_s >= 1.0 - 0.05
     assert retried >= 1
+
+
+def test_a_call_past_its_timeout_is_retried_then_fails_its_document(tmp_path):
+    from argus.testing.latency_server import LatencyServer
+
+    with LatencyServer(latency_s=3.0) as server:
+        cfg = ArgusConfig(
+            lm={"default": {"model": "openai/fake", "api_base": server.url, "structured_output": "json_object_schema",
+                            "cache": False, "num_retries": 1, "timeout_s": 0.5}},
+            facts={"mode": "classifier"}, chunking={"use_llm": False}, merge={"resolver": False},
+            cache_dir=tmp_path / "cache",
+        )
+        t0 = time.monotonic()
+        report = run_batch([DEMO], tmp_path / "out", cfg, graphml=False)
+        took = time.monotonic() - t0
+        stats = server.stats()
+    (error,) = report.errors
+    assert error["error"] == "ProviderFault" and "2 time" in error["message"] and "HTTP 408" in error["message"]
+    assert took < 3.0 * 2  # the calls were cut at their timeout, not waited out
+    assert stats.total_requests >= 2

@@ -1,0 +1,176 @@
+"""Campaign workers on a shared Optuna storage: the database URL, trial positions, re-queueing,
+creating the schema once, and the campaign's finished work as files and study attributes.
+
+See ``optimizers.campaign`` (module docstring, "Workers") for how a campaign uses them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from argus.errors import ConfigError
+from argus.io import write_json_atomic
+
+POSITION = "argus:position"  #: trial user attribute: the campaign position (0-based) a trial runs
+
+
+def rdb_url(url: str) -> str:
+    """The SQLAlchemy URL for ``url``: ``postgresql://`` (or ``postgres://``) without a driver uses
+    psycopg 3 (``postgresql+psycopg://``); any other URL is used as given."""
+    if "://" not in url:
+        raise ConfigError(f"--storage {url!r}: an SQLAlchemy database URL is expected, e.g. postgresql://user:pw@host/db")
+    scheme, rest = url.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    return url
+
+
+def redact_url(url: str) -> str:
+    return re.sub(r"://([^/:@]+):[^/@]*@", r"://\1:***@", url)
+
+
+def trial_position(trial) -> int | None:
+    pos = trial.user_attrs.get(POSITION)
+    return int(pos) if pos is not None else None
+
+
+def requeue_trial(study, trial) -> None:
+    """Queue a failed trial's position again, with the settings it ran (Optuna's heartbeat callback too)."""
+    pos = trial_position(trial)
+    if pos is None:
+        return  # not a campaign position (a trial of an older run)
+    params = trial.system_attrs.get("fixed_params") or trial.params
+    study.enqueue_trial(dict(params), user_attrs={POSITION: pos, "argus:retry_of": trial.number}, skip_if_exists=False)
+
+
+@contextlib.contextmanager
+def schema_lock(url: str):
+    """Workers starting together on an empty PostgreSQL database create Optuna's tables one at a time (a
+    session-level advisory lock); other databases rely on ``schema_race`` retries."""
+    if not url.startswith("postgresql"):
+        yield
+        return
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    engine = sqlalchemy.create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(727372616)"))
+            try:
+                yield
+            finally:
+                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(727372616)"))
+    finally:
+        engine.dispose()
+
+
+def schema_race(exc: BaseException) -> bool:
+    """An error of two processes creating the same tables at once (worth a retry)."""
+    from sqlalchemy import exc as sa_exc
+
+    while exc is not None:
+        if isinstance(exc, (sa_exc.IntegrityError, sa_exc.ProgrammingError, sa_exc.OperationalError)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    return True
+
+
+class Artifacts:
+    """Finished work of a campaign by name (``evals/val-<key>.json``, ``evals/test-<key>.json``,
+    ``trials/<hash>/gepa_candidates.json``, ``trials/<hash>/aux-<prog>.json``, ``objectives.json``,
+    ``spend/<worker>.json``): files under RUN and, with an RDB storage, the study's user attributes
+    ``argus:<name>`` — the copy every worker reads (the files are then this worker's cache)."""
+
+    PREFIX = "argus:"
+
+    def __init__(self, run_dir: Path, study=None):
+        self.run_dir = run_dir
+        self.study = study
+        self._shared: dict[str, Any] = {}
+
+    def refresh(self) -> dict[str, Any]:
+        if self.study is not None:
+            attrs = self.study._storage.get_study_user_attrs(self.study._study_id)
+            self._shared = {k[len(self.PREFIX):]: v for k, v in attrs.items() if k.startswith(self.PREFIX)}
+        return self._shared
+
+    def _rows(self, *, key: str | None = None, prefix: str | None = None) -> list | None:
+        """(key, value_json) rows of this study's attributes with ``key`` or a key starting with ``prefix``,
+        read with one query (not the whole set: a campaign's evaluations add up to megabytes); None when
+        the storage is not a plain RDB schema."""
+        engine = getattr(self.study._storage, "engine", None)
+        if engine is None:
+            return None
+        import sqlalchemy
+
+        t = sqlalchemy.table("study_user_attributes", sqlalchemy.column("study_id"), sqlalchemy.column("key"),
+                             sqlalchemy.column("value_json"))
+        cond = t.c.key == key if key is not None else t.c.key.startswith(prefix, autoescape=True)
+        try:
+            with engine.connect() as conn:
+                return list(conn.execute(sqlalchemy.select(t.c.key, t.c.value_json).where(
+                    t.c.study_id == self.study._study_id, cond)))
+        except Exception:  # noqa: BLE001 - another schema: the caller reads them all
+            return None
+
+    def _lookup(self, name: str) -> bool:
+        """Read one attribute from the storage into the local copy; whether it exists."""
+        rows = self._rows(key=self.PREFIX + name)
+        if rows is None:
+            return name in self.refresh()
+        for _, value in rows:
+            self._shared[name] = json.loads(value)
+        return bool(rows)
+
+    def items(self, prefix: str) -> dict[str, Any]:
+        """Every shared attribute whose name starts with ``prefix``, as it is in the storage now."""
+        rows = self._rows(prefix=self.PREFIX + prefix)
+        if rows is None:
+            return {k: v for k, v in self.refresh().items() if k.startswith(prefix)}
+        found = {k[len(self.PREFIX):]: json.loads(v) for k, v in rows}
+        self._shared.update(found)
+        return found
+
+    def get(self, name: str):
+        """The shared copy (with a storage), else the file, else None."""
+        if self.study is not None and (name in self._shared or self._lookup(name)):
+            return self._shared[name]
+        path = self.run_dir / name
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+    def put(self, name: str, data, *, share: bool = True, replace: bool = False) -> None:
+        write_json_atomic(self.run_dir / name, data, indent=1)
+        if share:
+            self.share(name, data, replace=replace)
+
+    def share(self, name: str, data, *, replace: bool = False) -> None:
+        """Into the storage (no-op without one); the first writer wins unless ``replace``."""
+        if self.study is None:
+            return
+        if not replace and (name in self._shared or self._lookup(name)):
+            return
+        self.study._storage.set_study_user_attr(self.study._study_id, self.PREFIX + name, data)
+        self._shared[name] = data
+
+    def names(self, prefix: str) -> list[str]:
+        if self.study is not None:
+            return sorted(self.items(prefix))
+        folder, _, stem = prefix.rpartition("/")
+        base = self.run_dir / folder
+        return sorted(f"{folder}/{p.name}" if folder else p.name for p in base.glob(f"{stem}*.json")) if base.is_dir() else []
