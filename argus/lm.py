@@ -94,14 +94,24 @@ def _inline_refs(schema: dict) -> dict:
     return walk(schema)
 
 
+#: schema keywords that only add tokens to a grammar
+_NOISE_KEYWORDS = ("title", "description", "default", "examples")
+#: keywords whose value maps names (of properties, definitions) to schemas: the names are data, never noise
+_NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
 def _strip_noise(node):
-    """Drop keys that only add tokens to a grammar (titles, descriptions, defaults)."""
+    """Drop the keywords that only add tokens to a grammar (titles, descriptions, defaults,
+    examples) — the keywords, not properties that happen to be called ``title`` or ``description``."""
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
-            if k in ("title", "description", "default", "examples"):
+            if k in _NOISE_KEYWORDS:
                 continue
-            out[k] = _strip_noise(v)
+            if k in _NAMED_SCHEMAS and isinstance(v, dict):
+                out[k] = {name: _strip_noise(sub) for name, sub in v.items()}
+            else:
+                out[k] = _strip_noise(v)
         return out
     if isinstance(node, list):
         return [_strip_noise(v) for v in node]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import dspy
+import pytest
+from pydantic import BaseModel, Field
 
 from argus.lm import MeteredLM, SchemaJSONAdapter, signature_output_schema
 from programs import ArgusPrograms
@@ -98,3 +100,32 @@ def test_long_string_caps_are_left_to_max_tokens():
     assert short["properties"]["new_instruction"]["maxLength"] == 60
     long = signature_output_schema(ProposeInstruction, {"string": MAX_GRAMMAR_STRING + 1})
     assert "maxLength" not in long["properties"]["new_instruction"]
+
+
+class _Heading(BaseModel):
+    title: str = Field(description="the heading's words", default="")
+    description: str = Field(description="what follows", examples=["the facts"])
+
+
+class _Summarize(dspy.Signature):
+    """Summarize a section."""
+
+    text: str = dspy.InputField()
+    heading: _Heading = dspy.OutputField(desc="a heading")
+    examples: list[str] = dspy.OutputField(desc="example sentences")
+
+
+def test_properties_named_like_schema_keywords_survive_the_grammar_schema():
+    """``title``, ``description``, ``default`` and ``examples`` are dropped as keywords, never as
+    property names: an output with a ``title`` field keeps it (and it stays required)."""
+    import jsonschema
+
+    schema = signature_output_schema(_Summarize)
+    assert set(schema["properties"]) == {"heading", "examples"} and set(schema["required"]) == {"heading", "examples"}
+    heading = schema["properties"]["heading"]
+    assert set(heading["properties"]) == {"title", "description"}
+    assert "description" not in heading["properties"]["title"] and "default" not in heading["properties"]["title"]
+    assert "examples" not in heading["properties"]["description"]
+    jsonschema.validate({"heading": {"title": "Facts", "description": "x"}, "examples": ["a"]}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"heading": {"title": "Facts"}, "examples": []}, schema)
