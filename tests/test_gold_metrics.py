@@ -21,7 +21,7 @@ from metrics.gold import (
     to_gold_space,
     verbs_compatible,
 )
-from tests.conftest import PROJECT, needs_data
+from tests.conftest import needs_data
 
 ELEMENTS = ("entities", "events", "temporal", "causal", "temporal_any", "causal_any")
 
@@ -452,20 +452,13 @@ def test_score_document_row():
 # ----------------------------------------------------------------------------- real pipeline outputs
 
 
-RUNS = PROJECT / "runs" / "dev-embedded"
-
-
 @needs_data
-def test_real_ekg_scores(dev_dirs):
-    from argus.paths import complaints_dir
-
-    ekgs = sorted(RUNS.glob("*.ekg.json")) if RUNS.exists() else []
-    ekgs = [p for p in ekgs if (complaints_dir("dev") / p.name.removesuffix(".ekg.json") / "gold.json").exists()]
-    if not ekgs:
-        pytest.skip(f"no pipeline outputs with dev gold under {RUNS}")
-    path = ekgs[0]
-    ekg = DocumentEKG.model_validate_json(path.read_text(encoding="utf-8"))
-    gold = load_gold(complaints_dir("dev") / ekg.doc_id)
+def test_real_ekg_scores(dev_dirs, scripted_pipeline):
+    """A pipeline EKG of a dev complaint (real preprocessing, fact gate and merging; the scripted LM's
+    answers) scored against its gold annotation."""
+    ekg = scripted_pipeline.extract(dev_dirs[0] / "complaint.txt")
+    gold = load_gold(dev_dirs[0])
+    assert ekg.doc_id == gold.doc_id and ekg.graph.events
     fs = fact_scores(ekg, gold)
     assert fs.whole.n == len(gold.sentences) and 0.0 <= fs.whole.f1 <= 1.0
     assert len(fs.unaligned_gold) <= 0.05 * len(gold.sentences)

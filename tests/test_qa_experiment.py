@@ -261,15 +261,17 @@ def test_real_dev_contexts_and_evidence_recall():
 
 
 @needs_data
-def test_real_pipeline_graph_folder_matches_by_doc_id():
-    from argus.paths import PROJECT_ROOT
+def test_real_pipeline_graph_folder_matches_by_doc_id(tmp_path, dev_dirs, scripted_pipeline):
+    """A folder of pipeline EKGs (real preprocessing and merging, the scripted LM's answers) joins the
+    gold QA documents by doc_id; its sentence spans point into the same complaint text."""
+    from argus.batch import run_batch
 
-    folder = PROJECT_ROOT / "runs" / "eval-dev" / "staged"
-    if not any(folder.glob("*.ekg.json")):
-        pytest.skip("no pipeline EKGs under runs/eval-dev/staged")
+    folder = tmp_path / "staged"
+    report = run_batch([dev_dirs[0] / "complaint.txt"], folder, pipeline=scripted_pipeline, graphml=False)
+    assert report.ok, report.errors
     docs = qa.load_qa_documents("dev", folder)
     with_graph = [d for d in docs if d.graph is not None]
-    assert with_graph
+    assert [d.doc_id for d in with_graph] == [dev_dirs[0].name]
     d = with_graph[0]
     assert d.graph_sentences is not d.sentences and d.graph_sentences
     # pipeline sentence spans point into the same complaint.txt as the gold spans
