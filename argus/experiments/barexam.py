@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from argus.errors import ArgusError, InputError
-from argus.experiments.common import Answered, answering_lm, experiment_ledger, metered_call
+from argus.experiments.common import Answered, answering_lm, experiment_ledger, markdown_table, metered_call
 from argus.experiments.stats import mcnemar_exact, paired_bootstrap_ci
 
 CONDITIONS: tuple[str, ...] = ("no-passage", "gold-passage", "bm25", "dense", "hybrid-graph")
@@ -768,21 +768,6 @@ def summarize(rows: pd.DataFrame, conditions: Sequence[str], k: int = TOP_K, n_r
 # ----------------------------------------------------------------------------- reporting
 
 
-def _fmt(x, nd=3) -> str:
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "–"
-    if isinstance(x, (float, np.floating)):
-        return f"{x:.{nd}f}" if abs(x) >= 10 ** -nd or x == 0 else f"{x:.1e}"
-    return str(x)
-
-
-def _md(df: pd.DataFrame, cols: Sequence[str]) -> str:
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
-    return "\n".join(lines)
-
-
 def format_report(tables: dict[str, pd.DataFrame]) -> str:
     s, a = tables["summary"], tables["summary"].attrs
     k = a.get("k", TOP_K)
@@ -790,7 +775,7 @@ def format_report(tables: dict[str, pd.DataFrame]) -> str:
     parts = [
         "## Bar-exam style multiple-choice QA: accuracy by context condition",
         "",
-        _md(s, ["condition", "n", "accuracy", "correct", "failed_calls", "n_gold", rcol, "context_words"]),
+        markdown_table(s, ["condition", "n", "accuracy", "correct", "failed_calls", "n_gold", rcol, "context_words"]),
         "",
         f"Model {a.get('model', '?')}; source {a.get('source', '?')}; corpus {a.get('corpus') or '–'} "
         f"({a.get('n_passages', 0)} passages); {a.get('n_skipped', 0)} source rows skipped. A failed call counts "
@@ -798,7 +783,7 @@ def format_report(tables: dict[str, pd.DataFrame]) -> str:
         "",
         "### Paired comparisons (accuracy a − b; bootstrap 95% CI; McNemar exact)",
         "",
-        _md(tables["paired"], ["a", "b", "n", "acc_a", "acc_b", "diff", "ci_lo", "ci_hi", "a_only", "b_only", "mcnemar_p"])
+        markdown_table(tables["paired"], ["a", "b", "n", "acc_a", "acc_b", "diff", "ci_lo", "ci_hi", "a_only", "b_only", "mcnemar_p"])
         if len(tables["paired"]) else "(one condition only: no paired comparison)",
     ]
     sk = tables.get("skipped")

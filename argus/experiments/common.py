@@ -1,12 +1,12 @@
-"""What the answering experiments (``qa``, ``barexam``) share: their ledger, their answering model
-and a guarded, metered call of a DSPy program."""
+"""What the answering experiments (``qa``, ``barexam``) share: their ledger, their answering model,
+a guarded, metered call of a DSPy program, and their Markdown tables."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from argus.ledger import CostLedger
 
@@ -59,3 +59,20 @@ def metered_call(lm, adapter, ledger: CostLedger, *, doc_id: str, program_label:
         except (LMError, *CALL_ERRORS) as exc:
             return None, f"{type(exc).__name__}: {exc}"[:300], time.perf_counter() - t0
     return res, None, time.perf_counter() - t0
+
+
+def format_cell(x, digits: int = 3) -> str:
+    """A table cell: floats to ``digits`` decimals (e-notation below 10^-digits), missing as "–"."""
+    import numpy as np
+
+    if x is None or (isinstance(x, (float, np.floating)) and np.isnan(x)):
+        return "–"
+    if isinstance(x, (float, np.floating)):
+        return f"{x:.{digits}f}" if abs(x) >= 10 ** -digits or x == 0 else f"{x:.1e}"
+    return str(x)
+
+
+def markdown_table(df, cols: Sequence[str], digits: int = 3) -> str:
+    """``df[cols]`` as a Markdown table (``DataFrame.to_markdown``), cells as ``format_cell`` writes them."""
+    cells = df[list(cols)].map(lambda x: format_cell(x, digits))
+    return cells.to_markdown(index=False, disable_numparse=True)

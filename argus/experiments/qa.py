@@ -45,7 +45,7 @@ import pandas as pd
 
 from argus.answers import normalize_answer, token_f1
 from argus.errors import ArgusError, InputError
-from argus.experiments.common import Answered, answering_lm, experiment_ledger, metered_call
+from argus.experiments.common import Answered, answering_lm, experiment_ledger, markdown_table, metered_call
 from argus.experiments.stats import paired_table
 from argus.linearize import (  # the one implementation; these names stay importable from here
     Block,
@@ -380,21 +380,6 @@ def summarize(rows: pd.DataFrame, n_resamples: int = 10_000) -> dict[str, pd.Dat
 # ----------------------------------------------------------------------------- reporting
 
 
-def _fmt(x, nd=3) -> str:
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{nd}f}" if abs(x) >= 10 ** -nd or x == 0 else f"{x:.1e}"
-    return str(x)
-
-
-def _md(df: pd.DataFrame, cols: Sequence[str]) -> str:
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
-    return "\n".join(lines)
-
-
 def format_report(tables: dict[str, pd.DataFrame]) -> str:
     """The summary, per-type, paired and evidence tables as Markdown, with a caption."""
     s, a = tables["summary"], tables["summary"].attrs
@@ -407,7 +392,7 @@ def format_report(tables: dict[str, pd.DataFrame]) -> str:
     parts = [
         "## Document-scoped QA: token F1 by retrieval condition",
         "",
-        _md(s, ["label", "n", "token_f1", "f1_std", "evidence_recall", "context_words", "truncated", "failed_calls", "paper_token_f1"]),
+        markdown_table(s, ["label", "n", "token_f1", "f1_std", "evidence_recall", "context_words", "truncated", "failed_calls", "paper_token_f1"]),
         "",
         f"Model {a.get('model', '?')}; graphs: {'gold' if graphs == 'gold' else graphs}; "
         f"{a.get('n_questions', 0)} questions, {a.get('n_excluded', 0)} excluded from all three conditions because an LM "
@@ -418,15 +403,15 @@ def format_report(tables: dict[str, pd.DataFrame]) -> str:
         "",
         "### Token F1 by question type",
         "",
-        _md(by_type, ["type", "n", *CONDITIONS]),
+        markdown_table(by_type, ["type", "n", *CONDITIONS]),
         "",
         "### Paired comparisons (a − b; bootstrap 95% CI, Wilcoxon signed-rank, sign-flip permutation)",
         "",
-        _md(tables["paired"], ["a", "b", "n", "mean_diff", "ci_lo", "ci_hi", "wilcoxon_p", "permutation_p"]) if len(tables["paired"]) else "(no question scored in all three conditions)",
+        markdown_table(tables["paired"], ["a", "b", "n", "mean_diff", "ci_lo", "ci_hi", "wilcoxon_p", "permutation_p"]) if len(tables["paired"]) else "(no question scored in all three conditions)",
         "",
         "### Answer-evidence recall by question type",
         "",
-        _md(ev, ["type", *CONDITIONS]),
+        markdown_table(ev, ["type", *CONDITIONS]),
     ]
     if a.get("docs_without_graph"):
         parts += ["", f"Documents without a graph (EKG context empty): {', '.join(a['docs_without_graph'])}"]
