@@ -85,4 +85,10 @@ class Document(BaseModel):
 
     def labeled(self, sentences: list[Sentence]) -> str:
         """Sentence-labeled rendering used by every program: ``[S1] text`` one per line."""
-        return "\n".join(f"[{s.id}] {s.text}" for s in sentences)
+        return labeled_sentences((s.id, s.text) for s in sentences)
+
+
+def labeled_sentences(pairs) -> str:
+    """The one rendering of sentences every program and judge reads: ``[S<n>] text``, one per line,
+    from (id, text) pairs."""
+    return "\n".join(f"[{sid}] {text}" for sid, text in pairs)

@@ -43,6 +43,9 @@ def normalize_name(name: str) -> str:
 
 
 def normalize_verb(verb: str) -> str:
+    """The surface form events are deduplicated by (merge, and the structural duplicate check):
+    lowercase, whitespace collapsed. Matching against gold uses ``metrics.gold.normalize_verb``, a
+    lemma-like form, on purpose: there a different wording of the same verb should still match."""
     return " ".join(verb.lower().split())
 
 

@@ -278,7 +278,7 @@ class ArgusPipeline(dspy.Module):
 
     def extract_chunk(self, doc: Document, chunk: Chunk, run: DocumentRun | None = None) -> MiniGraph:
         idx = doc.index()
-        text = "\n".join(f"[{sid}] {idx[sid].text}" for sid in chunk.sentence_ids)
+        text = doc.labeled([idx[sid] for sid in chunk.sentence_ids])
         allowed = set(chunk.sentence_ids)
         hints = ""
         if self.config.extraction.framenet_hints:
@@ -391,7 +391,7 @@ class ArgusPipeline(dspy.Module):
             ids = [s.id for s in facts]
             with run.timed("oneshot"):
                 with self._calling("oneshot", "OneShotExtractor", run):
-                    res = self.programs.oneshot(facts_text="\n".join(f"[{s.id}] {s.text}" for s in facts), sentence_ids=ids)
+                    res = self.programs.oneshot(facts_text=doc.labeled(facts), sentence_ids=ids)
             out = res.outputs or {"entities": [], "events": [], "temporal_edges": [], "causal_edges": []}
             g = EventGraph.model_construct(
                 entities=out["entities"], events=out["events"],

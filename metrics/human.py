@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from argus.documents import labeled_sentences
 from argus.errors import InputError
 from argus.io import atomic_open
 from argus.schema import DocumentEKG
@@ -70,7 +71,7 @@ def _time(ev) -> str:
 
 
 def _source_text(ids: list[str], sentences: dict[str, str]) -> str:
-    return "\n".join(f"[{sid}] {sentences.get(sid, '(sentence not found)')}" for sid in ids)
+    return labeled_sentences((sid, sentences.get(sid, "(sentence not found)")) for sid in ids)
 
 
 def annotation_rows(ekg: DocumentEKG) -> list[dict]:

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 import dspy
 
+from argus.documents import labeled_sentences
 from argus.ledger import CostLedger, ledger_context
 from metrics.base import Defect, MetricResult
 from programs.judge import (
@@ -30,7 +31,6 @@ from programs.judge import (
     GraphJudge,
     PairwiseJudge,
     render_graph,
-    render_sentences,
 )
 
 
@@ -82,7 +82,7 @@ class Judge:
     # ------------------------------------------------------------------ absolute
     def score(self, graph, sentences: Iterable[tuple[str, str]], doc_id: str | None = None) -> MetricResult:
         with self._calling(doc_id, "judge"):
-            out = self.absolute(sentences=render_sentences(sentences), graph=render_graph(graph))
+            out = self.absolute(sentences=labeled_sentences(sentences), graph=render_graph(graph))
         return judge_result(out.outputs, out.errors, judge=self.name)
 
     # ------------------------------------------------------------------ event matching (gold tier)
@@ -96,7 +96,7 @@ class Judge:
     def compare(
         self, graph_a, graph_b, sentences: Iterable[tuple[str, str]], doc_id: str | None = None, both_orders: bool = True
     ) -> PairwiseResult:
-        text = render_sentences(list(sentences))
+        text = labeled_sentences(list(sentences))
         ga, gb = render_graph(graph_a), render_graph(graph_b)
         orders = [(ga, gb, False)] + ([(gb, ga, True)] if both_orders else [])
         raw: list[dict[str, str]] = []

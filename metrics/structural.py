@@ -44,6 +44,7 @@ from typing import Any, Iterable
 import networkx as nx
 import pydantic
 
+from argus.merge import normalize_verb
 from argus.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge
 from metrics.base import Defect, MetricResult, weighted_mean
 
@@ -70,10 +71,6 @@ _SYMMETRIC = {"OVERLAP", "SAME_TIME"}
 
 def _edge_name(e) -> str:
     return f"{e.source}-{e.relation}->{e.target}"
-
-
-def _norm_verb(verb: str) -> str:
-    return " ".join(verb.lower().split())
 
 
 def _coerce(graph: Any) -> tuple[dict[str, list], list[Defect], int, int]:
@@ -274,7 +271,7 @@ def structural_score(
     seen: dict[tuple, str] = {}
     dups = 0
     for ev in events:
-        key = (ev.type, _norm_verb(ev.verb), frozenset(ev.evidence))
+        key = (ev.type, normalize_verb(ev.verb), frozenset(ev.evidence))
         if key in seen:
             dups += 1
             defects.append(Defect("duplicates", "stage1", f"{ev.id} duplicates {seen[key]} ({ev.type} '{ev.verb}' on {', '.join(ev.evidence)})"))

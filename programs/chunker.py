@@ -5,6 +5,7 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from argus.documents import labeled_sentences
 from argus.schema import SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
@@ -43,6 +44,6 @@ class SemanticChunker(dspy.Module):
         def validate(out):
             return chunk_plan_errors([c.sentence_ids for c in out["chunks"]], ids, max_chunk_sentences)
 
-        text = "\n".join(f"[{sid}] {t}" for sid, t in sentences)
+        text = labeled_sentences(sentences)
         return self.plan(sentences=text, max_chunk_sentences=max_chunk_sentences, validate=validate,
                          choices={"sentence_ids": ids})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dspy
 
+from argus.documents import labeled_sentences
 from argus.schema import SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
@@ -42,5 +43,5 @@ class FactFallback(dspy.Module):
             unknown = [i for i in out["fact_ids"] if i not in allowed]
             return [f"ids {unknown[:8]} are not among the given sentences"] if unknown else []
 
-        text = "\n".join(f"[{sid}] {t}" for sid, t in sentences)
+        text = labeled_sentences(sentences)
         return self.select(sentences=text, validate=validate, choices={"fact_ids": [sid for sid, _ in sentences]})

@@ -141,6 +141,3 @@ def render_graph(graph) -> str:
     return "\n".join(lines)
 
 
-def render_sentences(sentences) -> str:
-    """``[S<n>] text`` lines from (id, text) pairs."""
-    return "\n".join(f"[{sid}] {text}" for sid, text in sentences)
