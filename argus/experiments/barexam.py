@@ -469,19 +469,28 @@ def extract_citations(text: str) -> set[str]:
 
 def key_terms(texts: Sequence[str], n_terms: int = N_KEY_TERMS, max_df: float = MAX_DF) -> list[set[str]]:
     """Key terms of every text (module docstring): its citations and its ``n_terms`` most
-    distinctive content words (2 ≤ df ≤ max(2, max_df·N), ranked by tf·log(N/df))."""
-    from bm25s.stopwords import STOPWORDS_EN
+    distinctive content words (2 ≤ df ≤ max(2, max_df·N), ranked by tf·log(N/df)).
 
-    stop = set(STOPWORDS_EN)
-    toks = [Counter(w for w in _WORD.findall(t.lower()) if w not in stop) for t in texts]
-    df = Counter(w for c in toks for w in c)
-    n = max(1, len(texts))
-    hi = max(2, max_df * n)
+    scikit-learn's ``TfidfVectorizer`` counts and weights them: without smoothing its idf is
+    ln(N/df) + 1, so tf·idf · (idf − 1)/idf is the tf·ln(N/df) of the ranking."""
+    from bm25s.stopwords import STOPWORDS_EN
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    citations = [extract_citations(t) for t in texts]
+    hi = max(2, max_df * max(1, len(texts)))
+    vectorizer = TfidfVectorizer(lowercase=True, token_pattern=_WORD.pattern, stop_words=sorted(STOPWORDS_EN),
+                                 min_df=2, max_df=int(hi), smooth_idf=False, norm=None)
+    try:
+        weights = vectorizer.fit_transform(texts)
+    except ValueError:  # no word within the df bounds (a corpus of a few passages): citations only
+        return citations
+    scores = weights.multiply((vectorizer.idf_ - 1.0) / vectorizer.idf_).tocsr()
+    vocabulary = vectorizer.get_feature_names_out()
     out = []
-    for t, c in zip(texts, toks):
-        cand = [(tf * math.log(n / df[w]), w) for w, tf in c.items() if 2 <= df[w] <= hi]
-        cand.sort(key=lambda x: (-x[0], x[1]))
-        out.append({w for _, w in cand[:n_terms]} | extract_citations(t))
+    for i, cites in enumerate(citations):
+        row = scores.getrow(i)
+        ranked = sorted(zip(-row.data, vocabulary[row.indices]))
+        out.append({str(w) for _, w in ranked[:n_terms]} | cites)
     return out
 
 
