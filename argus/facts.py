@@ -38,6 +38,7 @@ from argus.embeddings import encode, is_embedded
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.paths import RESOURCES, complaints_dir
+from metrics.base import precision_recall_f1
 
 EMBEDDED_HEAD = RESOURCES / "fact_head_minilm.json"
 
@@ -455,7 +456,5 @@ def fact_metrics(y_true: list[int], y_pred: list[int]) -> dict:
     fp = sum(1 for t, p in zip(y_true, y_pred) if not t and p)
     fn = sum(1 for t, p in zip(y_true, y_pred) if t and not p)
     acc = sum(1 for t, p in zip(y_true, y_pred) if t == p) / len(y_true) if y_true else math.nan
-    prec = tp / (tp + fp) if tp + fp else 0.0
-    rec = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    prec, rec, f1 = precision_recall_f1(tp, fp, fn)
     return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "n": len(y_true)}

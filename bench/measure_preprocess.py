@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from argus.documents import RawDocument
 from argus.paths import complaints_dir
 from argus.preprocess import SEGMENTERS, preprocess
+from metrics.base import precision_recall_f1
 
 
 def gold_sentences(gold: dict) -> list[dict]:
@@ -31,9 +31,7 @@ def load_split(split: str):
 
 
 def prf(tp: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+    return precision_recall_f1(tp, n_pred - tp, n_gold - tp)
 
 
 def align(pred_spans, gold_spans):

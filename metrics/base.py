@@ -15,6 +15,21 @@ from typing import Any
 FEEDBACK_MAX_LINES = 40
 
 
+def precision_recall_f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from counts — the one rule of the project for empty sides:
+
+    - nothing predicted and nothing to find (tp = fp = fn = 0): P = R = F1 = 1.0;
+    - otherwise a ratio of 0/0 is 0.0: nothing predicted → precision 0.0, nothing in gold →
+      recall 0.0 (scikit-learn's ``precision_recall_fscore_support(..., zero_division=0.0)``,
+      which ``tests/test_gold_metrics.py`` checks it against).
+    """
+    if tp + fp + fn == 0:
+        return 1.0, 1.0, 1.0
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
 @dataclass
 class Defect:
     """One concrete problem: the component it lowers, the program responsible, a readable message."""

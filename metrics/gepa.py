@@ -25,7 +25,7 @@ from typing import Any
 
 import dspy
 
-from metrics.base import Defect, MetricResult, weighted_mean
+from metrics.base import Defect, MetricResult, precision_recall_f1, weighted_mean
 from metrics.structural import structural_score
 
 #: predictor-name fragments → the stage whose defects it can fix
@@ -175,9 +175,7 @@ def fact_selection_result(predicted: list[str], gold_fact_ids: list[str], candid
     ids = [c[0] if isinstance(c, (tuple, list)) else c for c in candidates]
     pred, gold_set = set(predicted) & set(ids), set(gold_fact_ids) & set(ids)
     tp, fp, fn = len(pred & gold_set), len(pred - gold_set), len(gold_set - pred)
-    p = tp / (tp + fp) if tp + fp else 1.0
-    r = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    p, r, f1 = precision_recall_f1(tp, fp, fn)
     defects = []
     for sid in ids:
         snippet = text.get(sid, "")[:80]

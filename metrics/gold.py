@@ -74,6 +74,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from argus.schema import DocumentEKG, EventGraph
+from metrics.base import precision_recall_f1
 
 __all__ = [
     "GoldSentence", "GoldDocument", "load_gold", "sentence_alignment", "EntityView", "EventView",
@@ -532,11 +533,9 @@ class PRF:
 
     @classmethod
     def from_counts(cls, tp: int, fp: int, fn: int) -> "PRF":
+        p, r, f = precision_recall_f1(tp, fp, fn)
         if tp + fp + fn == 0:
-            return cls(0, 0, 0, 1.0, 1.0, 1.0, "both sides empty: P=R=F1=1.0 by convention")
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
+            return cls(0, 0, 0, p, r, f, "both sides empty: P=R=F1=1.0 by convention")
         note = ""
         if tp + fp == 0:
             note = "nothing predicted: precision 0/0 reported as 0.0"

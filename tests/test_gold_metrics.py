@@ -8,6 +8,7 @@ import pytest
 
 from argus.schema import DocumentEKG, EventGraph
 from metrics.gold import (
+    PRF,
     GraphView,
     describe_event_for_match,
     fact_scores,
@@ -485,3 +486,26 @@ def test_load_gold_from_folder(tmp_path: Path):
     assert g.doc_id == "x" and g.sentences[0].section == "facts" and g.meta == {"district": "RID"}
     assert gold.claims == ["retaliation"] and gold.faq == [{"id": "q1"}]
     assert gold.fact_section_ids == ["S1", "S2", "S3", "S4", "S5", "S6"]
+
+
+def test_the_one_empty_side_rule_agrees_with_scikit_learn():
+    """``metrics.base.precision_recall_f1`` is scikit-learn's ``precision_recall_fscore_support`` with
+    ``zero_division=0.0``, except that an empty prediction of an empty gold scores 1.0 (the rule)."""
+    import random
+
+    from sklearn.metrics import precision_recall_fscore_support
+
+    from metrics.base import precision_recall_f1
+
+    rng = random.Random(0)
+    cases = [(0, 0, 3), (0, 2, 0), (0, 2, 3), (3, 0, 0), (1, 0, 0)] + [
+        tuple(rng.randint(0, 6) for _ in range(3)) for _ in range(200)]
+    for tp, fp, fn in cases:
+        if tp + fp + fn == 0:
+            continue
+        y_true = [1] * tp + [0] * fp + [1] * fn
+        y_pred = [1] * tp + [1] * fp + [0] * fn
+        p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="binary", zero_division=0.0)
+        assert precision_recall_f1(tp, fp, fn) == pytest.approx((p, r, f)), (tp, fp, fn)
+    assert precision_recall_f1(0, 0, 0) == (1.0, 1.0, 1.0)
+    assert PRF.from_counts(0, 0, 3).precision == 0.0 and PRF.from_counts(0, 2, 0).recall == 0.0

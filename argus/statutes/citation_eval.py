@@ -20,6 +20,7 @@ import pandas as pd
 from argus.statutes.citations import CourtCitation, parse_court_citations
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.decisions import Decision, LawAnnotation, gold_book
+from metrics.base import precision_recall_f1
 
 _STRUCT_KEYS = ("absatz", "satz", "nummer", "buchstabe")
 
@@ -111,9 +112,7 @@ def score_citation_parser(decisions: list[Decision], registry: CodeRegistry) -> 
                 "gold": n_gold,
                 "predicted": n_pred,
                 "true_positive": hits,
-                "precision": hits / n_pred if n_pred else 0.0,
-                "recall": hits / n_gold if n_gold else 0.0,
-                "f1": 2 * hits / (n_pred + n_gold) if n_pred + n_gold else 0.0,
+                **dict(zip(("precision", "recall", "f1"), precision_recall_f1(hits, n_pred - hits, n_gold - hits))),
             }
             for level, hits in tp.items()
         ]
