@@ -21,22 +21,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT, needs_data
+from tests.test_campaign import CAMPAIGN as BASE_CAMPAIGN
 
-VAL_DOCS, TEST_DOC = ["nysd-1-24-cv-03572", "kyed-5-23-cv-00318"], "kyed-5-23-cv-00318"
+VAL_DOCS = ["nysd-1-24-cv-03572", "kyed-5-23-cv-00318"]
+# test_campaign's campaign, validated on two documents (the deployment runs have something to run at once)
 CAMPAIGN = {
-    "name": "simtest",
-    "data": {
-        "train": {"split": "train", "docs": 1, "chunks_per_doc": 2},
-        "val": {"split": "dev", "ids": VAL_DOCS},  # two documents: the deployment runs have something to run at once
-        "test": {"split": "dev", "ids": [TEST_DOC]},
-        "max_sentences": 4,
-    },
-    "pipeline": {"chunking.max_sentences": 12, "merge.max_pairs": 2},
-    "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
-    "space": {"task_model": ["local/smollm2"], "framenet_hints": [False, True]},
-    "models": {"reflection": "local/smollm2"},
-    "budget": {"trials": 2, "max_metric_calls": 8, "seconds_per_call": 0.01},
-    "reflection_minibatch_size": 2,
+    **BASE_CAMPAIGN,
+    "data": {**BASE_CAMPAIGN["data"], "val": {"split": "dev", "ids": VAL_DOCS}},
     "concurrency": {"num_threads": 1, "heartbeat_s": 1, "grace_s": 3, "poll_s": 0.3},
 }
 PG_ENV = "ARGUS_TEST_POSTGRES"
@@ -49,57 +40,17 @@ needs_postgres = pytest.mark.skipif(
 # ----------------------------------------------------------------------------- the simulated LM, shared
 
 
-def memoize_encoder():
-    """Sentence embeddings of a document computed once per process (the fact gate encodes the whole
-    complaint on every deployment run; same numbers, a fraction of the time). Returns what undoes it."""
-    import argus.embeddings
-    import argus.facts
-
-    if getattr(argus.embeddings.encode, "memoized", False):
-        return lambda: None
-    encode, memo, lock = argus.embeddings.encode, {}, threading.Lock()
-    originals = (argus.embeddings.encode, argus.facts.encode)
-
-    def memo_encode(texts, name=argus.embeddings.EMBEDDED_ENCODER, batch_size=64):
-        key = (tuple(texts), name)
-        with lock:
-            hit = memo.get(key)
-        if hit is None:
-            hit = encode(texts, name, batch_size)
-            with lock:
-                memo[key] = hit
-        return hit.copy()
-
-    memo_encode.memoized = True
-    argus.embeddings.encode = argus.facts.encode = memo_encode
-
-    def undo():
-        argus.embeddings.encode, argus.facts.encode = originals
-
-    return undo
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _memoized_encoder():
-    """In this module's tests only: other modules see the encoder as it is."""
-    undo = memoize_encoder()
-    yield
-    undo()
-
-
 def simulated_builder(threads: list | None = None):
-    """The simulated LM (one request at a time: it keeps the request on itself while answering); the names
-    of the threads that called it go to ``threads``."""
+    """The simulated LM; the names of the threads that called it go to ``threads``."""
     from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
 
     engine = SimulatedEngine()
-    answer, lock = engine.complete, threading.Lock()
+    answer = engine.complete
 
     def complete(request):
         if threads is not None:
             threads.append(threading.current_thread().name)
-        with lock:
-            return answer(request)
+        return answer(request)
 
     engine.complete = complete
     return simulated_lm_builder(engine)
@@ -110,7 +61,6 @@ def worker_main(argv: list[str]) -> int:
     campaign, run_root, compiled, storage, *barrier = argv
     import argus.lm
 
-    memoize_encoder()
     argus.lm.build_lm = simulated_builder()  # the campaign's default builder (``argus optimize`` passes none)
     import run_optimize
     from argus.embeddings import load_encoder
@@ -472,4 +422,4 @@ def test_a_worker_with_another_campaign_file_is_refused(tmp_path):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "worker":
         sys.exit(worker_main(sys.argv[2:]))
-    sys.exit(f"usage: python -m tests.test_campaign_workers worker CAMPAIGN.yaml RUN_ROOT COMPILED STORAGE [READY GO]")
+    sys.exit("usage: python -m tests.test_campaign_workers worker CAMPAIGN.yaml RUN_ROOT COMPILED STORAGE [READY GO]")
