@@ -223,31 +223,29 @@ class ArgusPipeline(dspy.Module):
             _SAID.add(why)
             logging.getLogger("argus").warning(why)
 
-        failures: dict[int, str] = {}
-
-        def fallback(batch: list[tuple[str, str]]):
+        def ask(batch: list[tuple[str, str]]) -> tuple[set[str] | None, str | None]:
+            """The fact ids the model chose in ``batch`` (None: no usable answer) and why it failed."""
             try:
                 with self._calling("fact_fallback", "FactFallback", run):
                     res = self.programs.fact_fallback(sentences=batch)
             except ProviderFault:
                 raise  # a call that kept meeting provider faults fails the document
             except LMCallError as exc:
-                failures[id(batch)] = str(exc)
-                return None
+                return None, str(exc)
             if res.outputs is None:
-                return None
+                return None, None
             allowed = {sid for sid, _ in batch}
-            return {i for i in res.outputs["fact_ids"] if i in allowed}
+            return {i for i in res.outputs["fact_ids"] if i in allowed}, None
 
         def each(batches):
-            chosen = self._map(fallback, batches)
+            answers = self._map(ask, batches)
             if run:  # in batch order, whatever order the calls finished in
-                run.warnings.extend(failures[id(b)] for b in batches if id(b) in failures)
-            return chosen
+                run.warnings.extend(why for _, why in answers if why)
+            return [chosen for chosen, _ in answers]
 
         return gate_facts(doc, self.classifier, mode=mode, tau=tau,
-                          fallback=fallback if mode != "classifier" else None, batch_size=cfg.batch_size,
-                          map_batches=each)
+                          fallback=(lambda batch: each([batch])[0]) if mode != "classifier" else None,
+                          batch_size=cfg.batch_size, map_batches=each)
 
     def fact_sentences(self, doc: Document):
         narrative = set(doc.narrative_ids)
