@@ -181,9 +181,24 @@ def test_bootstrap_ci_contains_mean_and_narrows():
     assert lo2 <= large.mean() <= hi2
     assert hi2 - lo2 < hi - lo
     assert bootstrap_ci(small, seed=3) == bootstrap_ci(small, seed=3)
-    assert bootstrap_ci([0.4]) == (0.4, 0.4)
     with pytest.raises(ValueError):
         bootstrap_ci([])
+
+
+def test_bootstrap_ci_is_scipy_percentile_bootstrap():
+    from scipy.stats import bootstrap
+
+    values = np.random.default_rng(4).uniform(0, 1, 30)
+    ref = bootstrap((values,), np.mean, method="percentile", n_resamples=1500, confidence_level=0.9,
+                    rng=np.random.default_rng(9)).confidence_interval
+    assert bootstrap_ci(values, n_resamples=1500, level=0.9, seed=9) == pytest.approx((ref.low, ref.high))
+
+
+def test_bootstrap_ci_degenerate_samples_are_points():
+    assert bootstrap_ci([0.4]) == (0.4, 0.4)
+    # all equal (a free model's cost on every document): a point, where BCa would give NaN
+    assert bootstrap_ci([0.0, 0.0, 0.0]) == (0.0, 0.0)
+    assert bootstrap_ci([0.1] * 7) == (0.1, 0.1)
 
 
 def test_instruction_diff_size():

@@ -4,8 +4,8 @@ Every function takes *paired* per-item results of two conditions ``a`` and ``b``
 items, in the same order, and is pure: the same input (and seed) gives the same output. The
 formulas follow the ARGUS paper's protocol for the document-QA comparison (Section 5.3,
 Appendix D.1): a paired bootstrap 95% confidence interval of the mean difference (10,000
-resamples), the Wilcoxon signed-rank test and a sign-flip paired permutation test (10,000
-permutations); McNemar's exact test for paired correctness (multiple choice, classification);
+resamples, ``scipy.stats.bootstrap``), the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``)
+and a sign-flip paired permutation test (10,000 permutations, ``scipy.stats.permutation_test``); McNemar's exact test for paired correctness (multiple choice, classification);
 SQuAD-style token F1 for short free-text answers (:func:`argus.answers.token_f1`, re-exported
 here).
 """
@@ -41,33 +41,47 @@ def _paired(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def _batch(n: int) -> int:
+    """Resamples per scipy batch: about two million values in memory at a time."""
+    return max(1, 2_000_000 // n)
+
+
 def paired_bootstrap_ci(
     a: Sequence[float], b: Sequence[float], n_resamples: int = 10_000, level: float = 0.95, seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Mean difference ``mean(a − b)`` and its percentile-bootstrap confidence interval.
+    """Mean difference ``mean(a − b)`` and its paired percentile-bootstrap confidence interval.
 
-    With ``d_i = a_i − b_i`` (i = 1..n), each resample draws n indices uniformly with replacement
-    (``numpy.random.default_rng(seed)``) and takes the mean of ``d`` over them; the interval is
-    the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles (numpy's linear interpolation) of the
-    ``n_resamples`` resampled means. Returns ``(mean_diff, lo, hi)``; the observed mean is not
+    ``scipy.stats.bootstrap`` on the two samples with ``paired=True`` (each resample draws n pair
+    indices with replacement, ``rng=numpy.random.default_rng(seed)``) and the statistic
+    ``mean(a − b)``. The method is ``"percentile"``, deliberately: it is the interval this function
+    has always returned (the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of the resampled
+    means), and it is defined for every sample, whereas BCa needs a non-degenerate jackknife and
+    returns NaN (with a warning) when all differences are equal.
+
+    Degenerate input is answered without resampling: one pair, or differences that are all equal,
+    give the point interval ``(d, d, d)``. Returns ``(mean_diff, lo, hi)``; the observed mean is not
     forced inside the interval, but for any non-degenerate sample it lies in it.
     """
+    from scipy.stats import bootstrap
+
     x, y = _paired(a, b)
     if not 0.0 < level < 1.0:
         raise ValueError("level must lie strictly between 0 and 1")
     if n_resamples < 1:
         raise ValueError("n_resamples must be positive")
     d = x - y
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples, dtype=float)
-    chunk = max(1, 2_000_000 // d.size)  # bounded memory for long vectors
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        idx = rng.integers(0, d.size, size=(stop - start, d.size))
-        means[start:stop] = d[idx].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(d.mean()), float(lo), float(hi)
+    if d.size < 2 or np.all(d == d[0]):
+        return float(d[0]), float(d[0]), float(d[0])
+    res = bootstrap(
+        (x, y), _mean_difference, paired=True, vectorized=True, method="percentile",
+        n_resamples=n_resamples, confidence_level=level, batch=_batch(d.size),
+        rng=np.random.default_rng(seed),
+    )
+    return float(d.mean()), float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
@@ -95,38 +109,35 @@ def sign_flip_permutation(
 ) -> float:
     """Two-sided paired permutation (sign-flip) test of the mean difference.
 
-    Under H0 (the two conditions are exchangeable within each pair) every ``d_i = a_i − b_i`` is
-    as likely as ``−d_i``. The statistic is ``T = |mean(s · d)|`` over sign vectors ``s``; the
-    observed statistic is ``T_obs = |mean(d)|``.
+    ``scipy.stats.permutation_test`` with ``permutation_type="samples"`` on the two samples and
+    the statistic ``mean(a − b)``: under H0 (the two conditions are exchangeable within each pair)
+    swapping ``a_i`` and ``b_i`` flips the sign of ``d_i = a_i − b_i``, so this is the sign-flip
+    test. The two-sided p is scipy's ``2 · min(P(T ≤ t), P(T ≥ t))`` (capped at 1); the sign-flip
+    null distribution is symmetric, so it equals ``P(|T| ≥ |t|)``.
 
-    - ``n ≤ 16``: exact: all ``2**n`` sign vectors (the identity included) are enumerated and
-      ``p = #{s : T(s) ≥ T_obs} / 2**n``.
+    - ``n ≤ 16``: exact: all ``2**n`` sign vectors are enumerated (``n_resamples=inf``).
     - otherwise Monte-Carlo: ``n_permutations`` random sign vectors from
-      ``numpy.random.default_rng(seed)``, with the observed labelling counted as one of them
-      (Phipson & Smyth 2010), ``p = (1 + #{T(s) ≥ T_obs}) / (1 + n_permutations)``, which is never 0.
+      ``rng=numpy.random.default_rng(seed)``; scipy counts the observed labelling as one of them
+      (Phipson & Smyth 2010), so p is never 0.
 
-    Ties ``T(s) == T_obs`` count as extreme, with a relative tolerance of 1e-12 against floating
-    point noise. All-zero differences give ``p = 1``.
+    Degenerate input is answered without permuting: one pair, or all-zero differences, give
+    ``p = 1`` (every sign vector is then as extreme as the observed one).
     """
+    from scipy.stats import permutation_test
+
     x, y = _paired(a, b)
     d = x - y
-    n = d.size
-    t_obs = abs(d.mean())
-    tol = 1e-12 * max(1.0, float(np.abs(d).sum()) / n)
-    if n <= EXACT_PERMUTATION_MAX_N:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        t = np.abs(signs @ d) / n
-        return float(np.mean(t >= t_obs - tol))
-    if n_permutations < 1:
+    if d.size < 2 or np.all(d == 0):
+        return 1.0
+    exact = d.size <= EXACT_PERMUTATION_MAX_N
+    if not exact and n_permutations < 1:
         raise ValueError("n_permutations must be positive")
-    rng = np.random.default_rng(seed)
-    extreme = 0
-    chunk = max(1, 2_000_000 // n)
-    for start in range(0, n_permutations, chunk):
-        m = min(chunk, n_permutations - start)
-        signs = rng.choice((-1.0, 1.0), size=(m, n))
-        extreme += int(np.count_nonzero(np.abs(signs @ d) / n >= t_obs - tol))
-    return (1 + extreme) / (1 + n_permutations)
+    res = permutation_test(
+        (x, y), _mean_difference, permutation_type="samples", vectorized=True, alternative="two-sided",
+        n_resamples=np.inf if exact else n_permutations, batch=_batch(d.size),
+        rng=np.random.default_rng(seed),
+    )
+    return float(res.pvalue)
 
 
 def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> tuple[int, int, float]:
