@@ -67,3 +67,8 @@ def scripted_pipeline(tmp_path):
         pipe._lms[stage] = lm
     pipe.engine = engine
     return pipe
+
+
+# Real-browser tests: the browser_page fixture (Debian's headless Chromium through Playwright), see
+# tests/browser_support.py
+from tests.browser_support import browser_page  # noqa: E402,F401
