@@ -13,6 +13,7 @@ import difflib
 import html
 import io
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -33,11 +34,14 @@ _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
 h1{font-size:1.6rem}h2{border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2.2rem}h3{font-size:1.05rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left}
-th{background:#f3f3f3}img{max-width:100%;height:auto}pre{background:#f8f8f8;padding:.6rem;overflow-x:auto;font-size:.8rem}
+th{background:#f3f3f3}td{vertical-align:top}td.num{white-space:nowrap}td.wrap{overflow-wrap:anywhere}
+table.members{width:100%}table.members ul.models{list-style:none;margin:0;padding:0}table.members ul.models li{margin:0 0 .15rem}
+img{max-width:100%;height:auto}
+pre{background:#f8f8f8;padding:.6rem;overflow-x:auto;font-size:.8rem;white-space:pre-wrap;overflow-wrap:anywhere}
 .add{color:#116329;background:#dafbe1}.del{color:#82071e;background:#ffebe9}.hunk{color:#6639ba}
 .muted{color:#777}.badge{display:inline-block;padding:0 .35rem;border-radius:.3rem;font-size:.75rem;background:#eee;margin-left:.3rem}
 .frontier{background:#d0e7ff}.knee{background:#ffe08a}.warn{background:#ffd6d6}ul.tree{list-style:none;padding-left:1.2rem}
-ul.tree li{margin:.15rem 0}ul.tree ul{list-style:none;border-left:1px dotted #aaa;padding-left:1.2rem}
+ul.tree{overflow-wrap:anywhere}ul.tree li{margin:.15rem 0}ul.tree ul{list-style:none;border-left:1px dotted #aaa;padding-left:1.2rem}
 """
 
 SECTIONS = ("Summary", "Pareto frontier", "Hypervolume history", "Per-stage cost", "Optimization spend",
@@ -296,7 +300,7 @@ def _wins_losses(fr: Frontier, seed: MemberManifest | None) -> str:
         losses = sum(d < -TIE_EPS for _, d in diffs)
         summary.append((m.member_id, len(common), wins, losses, len(common) - wins - losses))
         top = sorted(diffs, key=lambda t: (-abs(t[1]), t[0]))[:TOP_DIFFERENCES]
-        body = "".join(f"<tr><td>{_e(ex)}</td><td>{_fmt(base[ex])}</td><td>{_fmt(mine[ex])}</td>"
+        body = "".join(f'<tr><td class="wrap">{_e(ex)}</td><td>{_fmt(base[ex])}</td><td>{_fmt(mine[ex])}</td>'
                        f'<td class="{"add" if d > TIE_EPS else "del" if d < -TIE_EPS else ""}">{d:+.4f}</td></tr>'
                        for ex, d in top)
         parts.append(f"<h3>{_e(m.member_id)} vs {_e(seed.member_id)}: largest differences</h3>"
@@ -330,10 +334,51 @@ def _summary(fr: Frontier, knee: MemberManifest | None) -> str:
     flagged = [m.member_id for m in members if m.val_only_win]
     if flagged:
         items.append(("val-only wins", _e(", ".join(flagged))))
-    dl = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in items)
-    table = fr.table().astype(object)
-    table = table.apply(lambda col: col.map(_cell))
-    return f"<table>{dl}</table><h3>Frontier members</h3>" + table.to_html(index=False, escape=True)
+    dl = "".join(f'<tr><th>{k}</th><td class="wrap">{v}</td></tr>' for k, v in items)
+    return f"<table>{dl}</table><h3>Frontier members</h3>" + _members_table(fr)
+
+
+def _models_cell(settings: Mapping[str, object]) -> str:
+    """The member's models as a compact list: one line per distinct model, after the stages that use it."""
+    models = settings.get("models")
+    if isinstance(models, Mapping) and models:
+        stages: dict[str, list[str]] = {}
+        for stage, model in sorted(models.items()):
+            stages.setdefault(str(model), []).append(str(stage))
+        return '<ul class="models">' + "".join(
+            f'<li><span class="muted">{_e(", ".join(names))}:</span> {_e(model)}</li>' for model, names in stages.items()
+        ) + "</ul>"
+    model = settings.get("model")
+    return _e(model) if model else "–"
+
+
+def _members_table(fr: Frontier) -> str:
+    """``Frontier.table`` as HTML that fits the page: readable headers, the validation CI in one column, knee
+    and val-only win as badges, long texts (models, programs) wrapped and the models listed per stage."""
+    table = fr.table()
+    manifests = {m.member_id: m for m in fr.members}
+    head = ("<tr><th>member</th><th>quality (val)</th><th>95% CI (val)</th><th>test quality</th><th>cost (USD)</th>"
+            "<th>tokens</th><th>parent</th><th>changed programs</th><th>models</th></tr>")
+    rows = []
+    for r in table.itertuples(index=False):
+        badges = ('<span class="badge knee">knee</span>' if r.knee else "") + (
+            '<span class="badge warn">val-only win</span>' if r.val_only_win else "")
+        ci = ("–" if _cell(r.quality_ci_low) == "–" else f"{_cell(r.quality_ci_low)}–{_cell(r.quality_ci_high)}")
+        m = manifests.get(r.member)
+        models = _models_cell(m.settings) if m is not None else _e(_cell(r.models))
+        rows.append(f'<tr><td class="wrap"><b>{_e(r.member)}</b>{badges}</td><td class="num">{_cell(r.quality)}</td>'
+                    f'<td class="num">{ci}</td><td class="num">{_cell(r.test_quality)}</td>'
+                    f'<td class="num">{_cell(r.cost_usd)}</td><td class="num">{_count(r.tokens)}</td>'
+                    f'<td class="wrap">{_e(_cell(r.parent))}</td><td class="wrap">{_e(r.changed_programs or "–")}</td>'
+                    f'<td class="wrap">{models}</td></tr>')
+    return f'<table class="members">{head}{"".join(rows)}</table>'
+
+
+def _count(value: object) -> str:
+    """A token count with thousands separators ("–" when missing)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{float(value):,.0f}"
 
 
 def _cell(value: object) -> str:
