@@ -35,8 +35,14 @@ def _overrides(
     framenet_hints: bool,
     cache_dir: Optional[Path],
     max_chars: Optional[int],
+    keep_ungrounded: bool = False,
+    grounded_decoding: bool = False,
 ) -> dict:
     o: dict = {}
+    if keep_ungrounded:
+        o["extraction.keep_ungrounded"] = True
+    if grounded_decoding:
+        o["extraction.grounded_decoding"] = True
     if model:
         o["lm.default.model"] = model
     if api_base:
@@ -77,6 +83,14 @@ def extract(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="DSPy cache directory"),
     max_chars: Optional[int] = typer.Option(None, "--max-chars", help="refuse documents longer than this"),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="do not redo documents whose EKG exists"),
+    keep_ungrounded: bool = typer.Option(
+        False, "--keep-ungrounded",
+        help="keep entities/events whose name or trigger is not in the text, flagged grounded: false (default: they go "
+             "to the EKG's rejected list)"),
+    grounded_decoding: bool = typer.Option(
+        False, "--grounded-decoding",
+        help="grammar-capable engines (the embedded one, vLLM) may write names, aliases and triggers only as word runs "
+             "of the chunk"),
     no_graphml: bool = typer.Option(False, "--no-graphml", help="write only the JSON"),
     frontier: Optional[Path] = typer.Option(None, "--frontier", help="Use a member of a compiled frontier (compiled/<campaign>)"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),
@@ -107,7 +121,8 @@ def extract(
     if engine == "ray" and frontier is not None:
         raise typer.BadParameter("--frontier runs on the local engine; on Ray, pass the member's settings with --config")
     try:
-        overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars)
+        overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars,
+                               keep_ungrounded, grounded_decoding)
         pipeline = None
         if frontier is not None:
             from optimizers.deploy import member_pipeline

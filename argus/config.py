@@ -158,6 +158,14 @@ class ChunkingConfig(_Strict):
 class ExtractionConfig(_Strict):
     framenet_hints: bool = False
     max_retries: int = Field(default=1, ge=0, le=5, description="Retries with validation feedback per Stage 1/2 call")
+    keep_ungrounded: bool = Field(
+        default=False,
+        description="Keep entities and events whose name or trigger is not found in the text, flagged grounded: false "
+                    "(default: they leave the graph for the EKG's rejected list; argus extract --keep-ungrounded)")
+    grounded_decoding: bool = Field(
+        default=False,
+        description="Grammar-capable engines may write entity names, aliases and triggers only as word runs of the "
+                    "chunk (argus.grounding.chunk_phrases); other engines ignore it (argus extract --grounded-decoding)")
 
 
 class MergeConfig(_Strict):

@@ -7,6 +7,7 @@ Stages (each callable on its own, typed in and out):
     chunk          Document → list[Chunk] (chunker program + deterministic repair)
     extract_chunk  Document, Chunk → MiniGraph (Stage 1, then Stage 2, each validated and repaired)
     merge          Document, list[MiniGraph] → DocumentGraph + merge log (deterministic + resolver)
+    ground         Document, DocumentGraph → the graph with mentions and trigger spans + what was rejected
     extract        any source → DocumentEKG (all of the above, timed and metered)
     extract_oneshot  any source → DocumentEKG from the one-shot baseline program
 
@@ -36,6 +37,7 @@ from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.documents import Document, RawDocument
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
+from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, Totals, ledger_context
 from argus.lm import EMBEDDED_MODEL, MeteredLM, SchemaJSONAdapter, build_lm, configure_usage_store
@@ -281,14 +283,21 @@ class ArgusPipeline(dspy.Module):
         hints = ""
         if self.config.extraction.framenet_hints:
             hints = "\n".join(f"{k}: {v}" for k, v in FRAME_HINTS.items())
+        phrases = None
+        if self.config.extraction.grounded_decoding:
+            phrases = chunk_phrases(idx[sid].text for sid in chunk.sentence_ids)
         with self._calling("stage1", "Stage1Extractor", run):
-            r1 = self.programs.stage1(chunk_text=text, sentence_ids=chunk.sentence_ids, frame_hints=hints)
+            r1 = self.programs.stage1(chunk_text=text, sentence_ids=chunk.sentence_ids, frame_hints=hints, phrases=phrases)
         issues = [f"stage1: {e}" for e in r1.errors]
         out1 = r1.outputs or {"entities": [], "events": []}
         if r1.outputs is None:
             issues.append("stage1: no usable output after retries; the chunk has no events")
         entities, events, _, fixes = repair_stage1(out1["entities"], out1["events"], allowed)
         issues += [f"stage1 repair: {f}" for f in fixes]
+        # ground before Stage 2, so that relations are only ever drawn between events the text states
+        grounded = ground_items(EventGraph(entities=entities, events=events), self._aligner(doc), chunk.sentence_ids,
+                                stage="stage1", prefix=f"{chunk.id}:", keep_ungrounded=self.config.extraction.keep_ungrounded)
+        entities, events = grounded.graph.entities, grounded.graph.events
         temporal, causal = [], []
         attempts = {"stage1": r1.attempts}
         if len(events) >= 2:
@@ -305,7 +314,27 @@ class ArgusPipeline(dspy.Module):
             temporal, causal, fixes = repair_stage2(out2["temporal_edges"], out2["causal_edges"], events, allowed)
             issues += [f"stage2 repair: {f}" for f in fixes]
         graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
-        return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues)
+        return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues, spans=grounded.spans,
+                         rejected=grounded.rejected, ungrounded=grounded.ungrounded)
+
+    @staticmethod
+    def _aligner(doc: Document) -> Aligner:
+        return Aligner(doc.text, {s.id: tuple(s.span) for s in doc.sentences})
+
+    def ground(self, doc: Document, graph: DocumentGraph, chunks: list[Chunk], stage: str = "merge"
+               ) -> tuple[DocumentGraph, list]:
+        """Mentions and trigger spans of the document graph, each entity sought in the sentences of the
+        chunks it came from; what cannot be grounded leaves (``argus.grounding``)."""
+        members = {c.id: c.sentence_ids for c in chunks}
+        every = [sid for c in chunks for sid in c.sentence_ids]
+
+        def scope_of(entity) -> list[str]:
+            seen = [sid for src in entity.sources for sid in members.get(src.split(":", 1)[0], [])]
+            return list(dict.fromkeys(seen)) or every
+
+        g = ground_items(graph, self._aligner(doc), list(dict.fromkeys(every)), stage=stage,
+                         keep_ungrounded=self.config.extraction.keep_ungrounded, scope_of=scope_of)
+        return g.graph, g.rejected
 
     def merge(self, doc: Document, minigraphs: list[MiniGraph], run: DocumentRun | None = None) -> tuple[DocumentGraph, list[MergeDecision]]:
         graph, log = merge_minigraphs(minigraphs)
@@ -368,9 +397,10 @@ class ArgusPipeline(dspy.Module):
                 minigraphs = self._map(lambda ch: self.extract_chunk(doc, ch, run), chunks)
             with run.timed("merge"):
                 graph, log = self.merge(doc, minigraphs, run)
+                graph, rejected = self.ground(doc, graph, chunks)
             if not self.fact_sentences(doc):
                 run.warnings.append("no fact sentences in the narrative: the graph is empty")
-            return self._assemble(doc, run, "staged", chunks, minigraphs, graph, log)
+            return self._assemble(doc, run, "staged", chunks, minigraphs, graph, log, rejected)
         finally:
             if ledger is not None:
                 ledger.extend(run.ledger.entries)
@@ -398,12 +428,17 @@ class ArgusPipeline(dspy.Module):
                 causal_edges=[CausalEdge.model_construct(**e.model_dump()) for e in out["causal_edges"]],
             )
             g, issues = repair_graph(g, set(ids))
-            mg = MiniGraph(chunk_id="C1", graph=g, attempts={"oneshot": res.attempts},
-                           issues=[f"oneshot: {e}" for e in res.errors] + issues)
+            grounded = ground_items(g, self._aligner(doc), ids, stage="oneshot", prefix="C1:",
+                                    keep_ungrounded=self.config.extraction.keep_ungrounded)
+            mg = MiniGraph(chunk_id="C1", graph=grounded.graph, attempts={"oneshot": res.attempts},
+                           issues=[f"oneshot: {e}" for e in res.errors] + issues, spans=grounded.spans,
+                           rejected=grounded.rejected, ungrounded=grounded.ungrounded)
             chunk = Chunk(id="C1", sentence_ids=ids, theme="whole narrative (one-shot)")
+            chunks = [chunk] if ids else []
             with run.timed("merge"):
                 graph, log = merge_minigraphs([mg])
-            return self._assemble(doc, run, "oneshot", [chunk] if ids else [], [mg], graph, log)
+                graph, rejected = self.ground(doc, graph, chunks, stage="oneshot")
+            return self._assemble(doc, run, "oneshot", chunks, [mg], graph, log, rejected)
         finally:
             if ledger is not None:
                 ledger.extend(run.ledger.entries)
@@ -412,7 +447,8 @@ class ArgusPipeline(dspy.Module):
         stages = ("fact_fallback", "oneshot") if method == "oneshot" else PIPELINE_STAGES
         return {s: self.config.lm.for_stage(s).model for s in stages}
 
-    def _assemble(self, doc: Document, run: DocumentRun, method: str, chunks, minigraphs, graph, log) -> DocumentEKG:
+    def _assemble(self, doc: Document, run: DocumentRun, method: str, chunks, minigraphs, graph, log,
+                  rejected=()) -> DocumentEKG:
         narrative = set(doc.narrative_ids)
         sentences = [
             SentenceRecord(
@@ -441,12 +477,14 @@ class ArgusPipeline(dspy.Module):
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             models=self._models(method),
             facts_section_found=doc.facts_section_found,
+            text=doc.text,
             warnings=list(dict.fromkeys(doc.warnings + run.warnings)),
             sentences=sentences,
             chunks=chunks,
             minigraphs=minigraphs,
             graph=graph,
             merge_log=log,
+            rejected=[r for mg in minigraphs for r in mg.rejected] + list(rejected),
             stages=stages,
             ledger=LedgerSection.model_validate(run.ledger.to_json()),
         )

@@ -21,7 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from argus.ledger import LedgerEntry, Totals
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
+"""1.1: character grounding (``DocumentEKG.text``, entity ``mentions``, event ``trigger_span``,
+``rejected``). 1.0 files are upgraded on reading when their source file is at hand
+(``argus.export.load_ekg``)."""
+
 
 EntityKind = Literal["person", "organization", "group", "document", "location", "other"]
 LegalRole = Literal[
@@ -37,6 +41,7 @@ EventType = Literal[
 TimeKind = Literal["explicit", "relative", "unknown"]
 TemporalRelation = Literal["BEFORE", "AFTER", "OVERLAP", "SAME_TIME"]
 CausalRelation = Literal["CAUSES", "ENABLES", "PREVENTS"]
+MatchKind = Literal["exact", "normalized", "fuzzy"]
 
 SentenceId = Annotated[str, StringConstraints(pattern=r"^S[1-9][0-9]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^E[1-9][0-9]*$")]
@@ -153,21 +158,50 @@ class Chunk(_Strict):
     theme: str = ""
 
 
+class Mention(_Strict):
+    """Where a name, alias or trigger stands in the original text (``argus.grounding``)."""
+
+    sentence_id: SentenceId
+    span: tuple[int, int] = Field(description="[start, end) into the original text (DocumentEKG.text), inside the sentence")
+    text: str = Field(description="text[start:end], as printed in the filing")
+    match: MatchKind = Field(description="exact; normalized (case, whitespace, quotes, line-break hyphens); fuzzy")
+
+
+class RejectedItem(_Strict):
+    """Something a stage wrote that grounding took out of the graph, and why."""
+
+    kind: Literal["entity", "event", "name", "alias", "participant", "temporal_edge", "causal_edge"]
+    id: str = Field(description="The item's id, chunk-qualified for mini-graph items ('C2:E3')")
+    stage: str = Field(description="The stage that wrote it: stage1, oneshot, merge")
+    reason: str
+    item: dict = Field(default_factory=dict, description="The item as it was written")
+
+
 class MiniGraph(_Strict):
-    """The Stage 1 + Stage 2 output of one chunk, after validation and repair."""
+    """The Stage 1 + Stage 2 output of one chunk, after validation, repair and grounding."""
 
     chunk_id: str
     graph: EventGraph
     attempts: dict[str, int] = Field(default_factory=dict, description="LM attempts per stage")
     issues: list[str] = Field(default_factory=list, description="What validation found and how it was repaired")
+    spans: dict[str, list[Mention]] = Field(
+        default_factory=dict, description="Entity id → its mentions; event id → [its trigger], in the original text")
+    rejected: list[RejectedItem] = Field(default_factory=list, description="Stage 1 items that could not be grounded")
+    ungrounded: list[str] = Field(default_factory=list, description="Ids of ungrounded items kept (--keep-ungrounded)")
 
 
 class DocEntity(Entity):
     sources: list[str] = Field(default_factory=list, description="Chunks (and local ids) the entity came from, e.g. 'C2:E1'")
+    mentions: list[Mention] = Field(default_factory=list, description="Where its name and aliases occur in the text")
+    grounded: bool = Field(default=True, description="False: kept by --keep-ungrounded although no mention was found")
 
 
 class DocEvent(Event):
     sources: list[str] = Field(default_factory=list, description="Chunks (and local ids) the event came from, e.g. 'C2:EV3'")
+    trigger_span: tuple[int, int] | None = Field(
+        default=None, description="[start, end) of the trigger in the original text, inside an evidence sentence")
+    trigger_match: MatchKind | None = None
+    grounded: bool = Field(default=True, description="False: kept by --keep-ungrounded although the trigger was not found")
 
 
 class DocTemporalEdge(TemporalEdge):
@@ -233,12 +267,15 @@ class DocumentEKG(_Strict):
     created: str
     models: dict[str, str] = Field(description="Model string per stage (no keys, no API bases)")
     facts_section_found: bool
+    text: str = Field(default="", description="The original text, exactly as read; every span indexes it")
     warnings: list[str] = Field(default_factory=list)
     sentences: list[SentenceRecord]
     chunks: list[Chunk] = Field(default_factory=list)
     minigraphs: list[MiniGraph] = Field(default_factory=list)
     graph: DocumentGraph
     merge_log: list[MergeDecision] = Field(default_factory=list)
+    rejected: list[RejectedItem] = Field(
+        default_factory=list, description="Items taken out because they could not be grounded in the text, with the reason")
     stages: list[StageStats] = Field(default_factory=list)
     ledger: LedgerSection
 

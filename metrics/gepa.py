@@ -48,7 +48,8 @@ def prediction_outputs(pred: Any) -> dict:
     if pred is None:
         return {}
     if hasattr(pred, "graph") and hasattr(pred, "chunk_id"):  # argus.schema.MiniGraph (the pipeline's chunk output)
-        return {k: list(getattr(pred.graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")}
+        out = {k: list(getattr(pred.graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")}
+        return {**out, "rejected": list(pred.rejected), "ungrounded": list(pred.ungrounded)}
     if hasattr(pred, "outputs") and hasattr(pred, "attempts"):  # programs.common.Attempted
         return dict(pred.outputs or {})
     if isinstance(pred, dict):
@@ -127,6 +128,8 @@ class GraphMetric:
             fact_sentences=_get(gold, "fact_ids", allowed),
             weights=self.structural_weights,
             coverage_target=self.coverage_target,
+            rejected=outputs.get("rejected"),
+            ungrounded=outputs.get("ungrounded") or (),
         )
         parts = {"structural": structural.score}
         defects = list(structural.defects)
@@ -136,7 +139,9 @@ class GraphMetric:
             from argus.schema import EventGraph
 
             try:
-                graph = EventGraph.model_validate(_as_plain(outputs))
+                plain = _as_plain(outputs)
+                plain.pop("rejected")
+                graph = EventGraph.model_validate(plain)
             except Exception:
                 graph = None
             if graph is not None:
@@ -163,7 +168,7 @@ class GraphMetric:
 
 def _as_plain(outputs: dict) -> dict:
     plain = {}
-    for k in ("entities", "events", "temporal_edges", "causal_edges"):
+    for k in ("entities", "events", "temporal_edges", "causal_edges", "rejected"):
         items = outputs.get(k) or []
         plain[k] = [i.model_dump() if hasattr(i, "model_dump") else i for i in items]
     return plain

@@ -1,11 +1,15 @@
 """Structural checks of an event graph: what can be verified without a reference graph or a judge.
 
-Six components, each in [0, 1] (1 = no defect; a component with nothing to check is 1):
+Seven components, each in [0, 1] (1 = no defect; a component with nothing to check is 1):
 
 ==================  =========================================================================  =======
 component           definition                                                                 weight
 ==================  =========================================================================  =======
-``schema``          share of items (entities, events, edges) that validate against the schema   0.20
+``schema``          share of items (entities, events, edges) that validate against the schema   0.10
+``grounding``       share of the entities and events a stage wrote whose name (or an alias) /   0.10
+                    trigger was found in the text (``argus.grounding``): the ones grounding
+                    took out (``rejected``) and the ones kept flagged (``grounded: false``)
+                    count against it; 1 where nothing says what was rejected
 ``references``      share of reference checks that pass: ids unique, participants name an       0.20
                     entity, edge endpoints name an event, evidence ids are allowed sentences
 ``temporal``        share of temporal edges in no contradiction: AFTER(a,b) is read as          0.15
@@ -26,6 +30,10 @@ the gold graphs leave background states ("He has held a Class A license since 19
 policies) without one, and the 18 gold graphs cite 72–100 % of their fact sentences (median 89 %).
 With the target at 0.7 every gold graph covers fully, and a graph citing half the fact sentences
 gets 0.71.
+
+The grounding weight came out of the schema weight (0.20 before): items the pipeline writes are
+validated before they enter a graph, so ``schema`` is 1 on its outputs, and a fully grounded graph
+scores what it scored before grounding existed.
 
 The structural score is the weighted mean of the components (weights configurable; the defaults
 above sum to 1). A graph without events while fact sentences exist scores 0: an empty graph has
@@ -49,7 +57,8 @@ from argus.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge
 from metrics.base import Defect, MetricResult, weighted_mean
 
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "schema": 0.20,
+    "schema": 0.10,
+    "grounding": 0.10,
     "references": 0.20,
     "temporal": 0.15,
     "causal": 0.15,
@@ -131,12 +140,16 @@ def structural_score(
     weights: dict[str, float] | None = None,
     coverage_target: float = 0.7,
     name: str = "structural",
+    rejected: Iterable | None = None,
+    ungrounded: Iterable[str] = (),
 ) -> MetricResult:
     """Score ``graph`` (an ``EventGraph``/``DocumentGraph``/``Stage1Output``, a dict or a JSON string).
 
     ``allowed_sentences``: the sentence ids evidence may cite (a chunk's, or a document's
     narrative); ``None`` skips that check. ``fact_sentences``: the coverage denominator (default:
-    ``allowed_sentences``; with neither, coverage is not computed).
+    ``allowed_sentences``; with neither, coverage is not computed). ``rejected``: what grounding
+    took out of the graph (``RejectedItem``s or their dicts), ``ungrounded``: ids of ungrounded
+    items kept in it (a mini-graph's; document items carry ``grounded: false`` themselves).
     """
     weights = DEFAULT_WEIGHTS if weights is None else weights
     items, defects, valid, total = _coerce(graph)
@@ -178,6 +191,9 @@ def structural_score(
     defects += refs
     bad = len(refs)
     components["references"] = 1.0 - bad / checks if checks else 1.0
+
+    # -- grounding ---------------------------------------------------------------------------
+    components["grounding"] = _grounding(entities, events, rejected, set(ungrounded), defects)
 
     # -- temporal consistency ------------------------------------------------------------------
     cls = _SameTimeClasses(ev_ids)
@@ -304,10 +320,31 @@ def structural_score(
 
 def structural_for_ekg(ekg: DocumentEKG, **kwargs) -> MetricResult:
     """The structural score of a document EKG: evidence must lie in the FACTS narrative; coverage is
-    over the narrative's fact sentences."""
+    over the narrative's fact sentences; grounding counts the EKG's rejected items."""
     allowed = [s.id for s in ekg.sentences if s.in_narrative]
     facts = [s.id for s in ekg.sentences if s.in_narrative and s.fact]
-    return structural_score(ekg.graph, allowed_sentences=allowed, fact_sentences=facts, **kwargs)
+    return structural_score(ekg.graph, allowed_sentences=allowed, fact_sentences=facts, rejected=ekg.rejected, **kwargs)
+
+
+_GROUNDED_STAGE = {"stage1": "stage1", "oneshot": "oneshot", "merge": "stage1"}
+
+
+def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[Defect]) -> float:
+    """Share of written entities/events that are grounded; names each one that is not, for its stage."""
+    out = [r if isinstance(r, dict) else r.model_dump() for r in (rejected or [])]
+    out = [r for r in out if r.get("kind") in ("entity", "event")]
+    flagged = [i for i in [*entities, *events] if getattr(i, "grounded", True) is False or i.id in ungrounded]
+    if rejected is None and not flagged:
+        return 1.0  # a graph that says nothing of grounding (a gold graph, a raw model output)
+    for r in out:
+        defects.append(Defect("grounding", _GROUNDED_STAGE.get(r.get("stage"), "stage1"),
+                              f"{r.get('id')}: {r.get('reason')} — it was taken out of the graph; write names and "
+                              "triggers exactly as the sentence has them"))
+    for i in flagged:
+        what = f"name {i.name!r}" if hasattr(i, "aliases") else f"trigger {i.trigger!r}"
+        defects.append(Defect("grounding", "stage1", f"{i.id}: {what} is not in its sentences (kept, flagged ungrounded)"))
+    written = len(entities) + len(events) + len(out)
+    return 1.0 - (len(out) + len(flagged)) / written if written else 1.0
 
 
 def _sid_order(sid: str) -> tuple[int, str]:

@@ -37,13 +37,19 @@ class Stage1Extractor(dspy.Module):
         super().__init__()
         self.extract = RetryingPredict(ExtractEntitiesAndEvents, max_retries=max_retries)
 
-    def forward(self, chunk_text: str, sentence_ids: list[str], frame_hints: str = "") -> Attempted:
+    def forward(self, chunk_text: str, sentence_ids: list[str], frame_hints: str = "",
+                phrases: list[str] | None = None) -> Attempted:
+        """``phrases`` (grounded decoding): the only values grammar-constrained models may write as
+        entity names, aliases and event triggers (word runs of the chunk)."""
         from argus.validation import stage1_errors
 
         allowed = set(sentence_ids)
+        choices = {"evidence": list(sentence_ids)}
+        if phrases:
+            choices.update(name=list(phrases), aliases=list(phrases), trigger=list(phrases))
         return self.extract(
             chunk=chunk_text,
             frame_hints=frame_hints,
             validate=lambda out: stage1_errors(out["entities"], out["events"], allowed),
-            choices={"evidence": list(sentence_ids)},
+            choices=choices,
         )
