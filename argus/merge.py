@@ -3,7 +3,9 @@
 Deterministic merge (``merge_minigraphs``):
 
 1. entity ids move into a document namespace; entities that share a lowercased,
-   whitespace-normalized name or alias become one entity (union-find over all names);
+   whitespace-normalized name or alias become one entity (``networkx.utils.UnionFind`` over all
+   names); the document's entities are the groups in the order of their first member (chunk
+   order, then entity order within a chunk), numbered E1, E2, …;
 2. participants are remapped; events with the same key — (type, normalized verb, time value,
    participant entity–role pairs, evidence ids) — are one event, accumulating their sources;
 3. edges are remapped; AFTER(a, b) is written BEFORE(b, a); self-loops created by merging and
@@ -12,6 +14,12 @@ Deterministic merge (``merge_minigraphs``):
 Cross-chunk resolution (``candidate_pairs`` + ``apply_resolutions``): only pairs of events from
 different chunks, ranked by embedding similarity of their descriptions with evidence, top-k per
 event; the resolver program's decisions collapse duplicates and add supported relations.
+Same-occurrence events are grouped with ``networkx.utils.UnionFind``; which event a group keeps is
+our rule, not the union-find's root (networkx picks the heavier set's): pairs are taken in the
+resolutions' order, and an accepted pair ``(keep, drop)`` (``keep`` the lower-numbered event) joins
+drop's group into keep's, so the joined group keeps the event that keep's group kept. That is
+usually the group's lowest-numbered event, but not always: after EV12 + EV35, the pair (EV26, EV35)
+keeps EV26.
 
 Every decision is written to the merge log (``MergeDecision``).
 """
@@ -21,6 +29,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from networkx.utils import UnionFind
 
 from argus.schema import (
     DocCausalEdge,
@@ -57,30 +67,15 @@ def _ordered_sids(ids) -> list[str]:
     return sorted(set(ids), key=_sid_key)
 
 
-class _UnionFind:
-    def __init__(self):
-        self.parent: dict = {}
-
-    def find(self, x):
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a, b) -> bool:
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return False
-        self.parent[rb] = ra
-        return True
+def _event_number(event_id: str) -> int:
+    return int(event_id[2:])
 
 
 def merge_minigraphs(minigraphs: list[MiniGraph]) -> tuple[DocumentGraph, list[MergeDecision]]:
     log: list[MergeDecision] = []
 
     # ---- entities
-    uf = _UnionFind()
+    uf = UnionFind()
     records: dict[tuple[str, str], object] = {}
     name_owner: dict[str, tuple[str, str]] = {}
     order: list[tuple[str, str]] = []
@@ -89,7 +84,6 @@ def merge_minigraphs(minigraphs: list[MiniGraph]) -> tuple[DocumentGraph, list[M
             key = (mg.chunk_id, ent.id)
             records[key] = ent
             order.append(key)
-            uf.find(key)
             for raw, rule in [(ent.name, "name")] + [(a, "alias") for a in ent.aliases]:
                 n = normalize_name(raw)
                 if not n:
@@ -97,19 +91,22 @@ def merge_minigraphs(minigraphs: list[MiniGraph]) -> tuple[DocumentGraph, list[M
                 owner = name_owner.get(n)
                 if owner is None:
                     name_owner[n] = key
-                elif uf.union(owner, key):
+                elif uf[owner] != uf[key]:
+                    uf.union(owner, key)
                     log.append(MergeDecision(
                         action="merge_entities",
                         items=[f"{owner[0]}:{owner[1]}", f"{key[0]}:{key[1]}"],
                         rule=rule,
                         reason=f"shared {rule} {n!r}",
                     ))
+    # groups in the order of their first member, members in order: the union-find's root (its
+    # choice, by set weight) only names a group here
     groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for key in order:
-        groups.setdefault(uf.find(key), []).append(key)
+        groups.setdefault(uf[key], []).append(key)
     ent_doc_id: dict[tuple[str, str], str] = {}
     entities: list[DocEntity] = []
-    for k, (root, members) in enumerate(sorted(groups.items(), key=lambda kv: order.index(kv[1][0])), 1):
+    for k, members in enumerate(groups.values(), 1):
         doc_id = f"E{k}"
         ents = [records[m] for m in members]
         name = max((e.name for e in ents), key=lambda s: (len(s.split()), len(s)))
@@ -283,12 +280,14 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
     log: list[MergeDecision] = []
     graph = graph.model_copy(deep=True)
     by_id = {e.id: e for e in graph.events}
-    uf = _UnionFind()
+    uf = UnionFind(by_id)
+    # by union-find root: the event the group keeps, and the chunks its events come from
+    kept = {e.id: e.id for e in graph.events}
     group_chunks = {e.id: _chunks_of(e) for e in graph.events}
     for r in resolutions:
         if r.same_occurrence and r.a in by_id and r.b in by_id:
-            keep, drop = sorted([r.a, r.b], key=lambda x: int(x[2:]))
-            ra, rb = uf.find(keep), uf.find(drop)
+            keep, drop = sorted([r.a, r.b], key=_event_number)
+            ra, rb = uf[keep], uf[drop]
             if ra == rb:
                 continue
             # Guards: a restated occurrence keeps its type, and Stage 1 already told apart the
@@ -304,13 +303,13 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
                                                 + ", ".join(sorted(group_chunks[ra] & group_chunks[rb]))))
                 continue
             uf.union(keep, drop)
-            root = uf.find(keep)
-            group_chunks[root] = group_chunks[ra] | group_chunks[rb]
+            root = uf[keep]
+            kept[root], group_chunks[root] = kept[ra], group_chunks[ra] | group_chunks[rb]
             log.append(MergeDecision(action="merge_events", items=[keep, drop], rule=f"resolver:{r.model}", reason=r.reason))
         elif r.a in by_id and r.b in by_id:
             log.append(MergeDecision(action="keep_separate", items=[r.a, r.b], rule=f"resolver:{r.model}",
                                      reason=r.reason or "not the same occurrence"))
-    remap = {e.id: uf.find(e.id) for e in graph.events}
+    remap = {e.id: kept[uf[e.id]] for e in graph.events}
     merged: dict[str, DocEvent] = {}
     for ev in graph.events:
         root = remap[ev.id]

@@ -106,3 +106,37 @@ def test_resolver_merges_are_guarded_by_type_and_chunk():
     rejected = [d.reason for d in log if d.action == "keep_separate"]
     assert any("two events of chunk C1" in r for r in rejected)
     assert any("types differ" in r for r in rejected)
+
+
+def test_resolver_groups_keep_our_representative_not_the_union_finds_root():
+    """networkx's UnionFind roots a union at the heavier set; which event a group keeps is our rule:
+    an accepted pair (keep, drop) joins drop's group into keep's, and the group keeps keep's event."""
+    graph, _ = merge_minigraphs([mg(f"C{i}", [], [ev(1, f"complain {i}", [f"S{i}"], etype="complaint")]) for i in range(1, 5)])
+    assert [e.id for e in graph.events] == ["EV1", "EV2", "EV3", "EV4"]
+    same = lambda a, b: Resolution(a, b, True, "NONE", "restated", "m")  # noqa: E731
+    # {EV3, EV4} is the heavier set when EV2 joins it: networkx roots the union in it, EV2 is kept
+    merged, log = apply_resolutions(graph, [same("EV3", "EV4"), same("EV2", "EV4")])
+    assert [e.id for e in merged.events] == ["EV1", "EV2"]
+    kept = merged.events[1]
+    assert (kept.verb, kept.evidence, kept.sources) == ("complain 2", ["S2", "S3", "S4"], ["C2:EV1", "C3:EV1", "C4:EV1"])
+    assert [d.items for d in log if d.action == "merge_events"] == [["EV3", "EV4"], ["EV2", "EV4"]]
+    # the rule follows the pairs, not the group's lowest number: after EV1 + EV3, (EV2, EV3) keeps EV2
+    merged, _ = apply_resolutions(graph, [same("EV1", "EV3"), same("EV2", "EV3")])
+    assert [e.id for e in merged.events] == ["EV2", "EV4"]
+    assert merged.events[0].sources == ["C2:EV1", "C1:EV1", "C3:EV1"]
+
+
+def test_entity_groups_are_numbered_by_first_appearance():
+    """The union-find's root only names a group: a document entity lists its members, and the
+    entities are numbered, in the order of their first member (chunk order, then entity order)."""
+    ent = lambda i, name, *aliases: {"id": f"E{i}", "name": name, "kind": "person", "role": "other",  # noqa: E731
+                                     "aliases": list(aliases)}
+    a = mg("C1", [ent(1, "Alpha"), ent(2, "Beta"), ent(3, "Delta")], [])
+    b = mg("C2", [ent(1, "Beta"), ent(2, "Gamma", "Beta", "Alpha")], [])
+    # C2:E2 joins {C1:E2, C2:E1} by "Beta", then brings in C1:E1 by "Alpha": networkx roots that
+    # last union at the heavier set {C1:E2, C2:E1, C2:E2}, yet C1:E1 comes first
+    graph, log = merge_minigraphs([a, b])
+    assert [(e.id, e.name, e.sources) for e in graph.entities] == [
+        ("E1", "Alpha", ["C1:E1", "C1:E2", "C2:E1", "C2:E2"]), ("E2", "Delta", ["C1:E3"])]
+    assert [d.items for d in log if d.action == "merge_entities"] == [
+        ["C1:E2", "C2:E1"], ["C1:E2", "C2:E2"], ["C1:E1", "C2:E2"]]
