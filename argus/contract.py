@@ -1,7 +1,9 @@
 """The output contract of a document EKG, checkable on any file: ``argus validate OUT_DIR``.
 
 An EKG satisfies the contract when it validates against the exported JSON Schema; every sentence
-span slices non-blank text of the source; every evidence id is a real sentence id (node evidence:
+span slices non-blank text of the source (the EKG's own ``text``, and the source file when it is
+readable and unchanged); every entity mention and event trigger span lies in its sentence and slices
+the text to its name, alias or trigger (``argus.grounding.span_problems``); every evidence id is a real sentence id (node evidence:
 a fact sentence of the narrative); every participant and edge endpoint exists; and the ledger
 totals equal the sum of its entries.
 """
@@ -22,6 +24,14 @@ def contract_problems(ekg: DocumentEKG, source_text: str | None = None) -> list[
     for err in list(validator.iter_errors(ekg.model_dump(mode="json")))[:10]:
         problems.append(f"schema: {'/'.join(map(str, err.absolute_path))}: {err.message[:200]}")
     ids = {s.id for s in ekg.sentences}
+    if source_text is not None and ekg.text and source_text != ekg.text:
+        problems.append("text: the EKG's text differs from its source file (the file changed since extraction?)")
+        source_text = ekg.text
+    source_text = ekg.text or source_text
+    if ekg.text:
+        from argus.grounding import span_problems
+
+        problems += span_problems(ekg)
     if source_text is not None:
         for s in ekg.sentences:
             a, b = s.span
@@ -58,10 +68,15 @@ def contract_problems(ekg: DocumentEKG, source_text: str | None = None) -> list[
 
 
 def check_file(path: str | Path, source_text: str | None = None) -> tuple[DocumentEKG | None, list[str]]:
+    from argus.errors import InputError
+    from argus.export import load_ekg
+
     try:
-        ekg = DocumentEKG.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except Exception as exc:  # a file that does not even parse
-        return None, [f"not a valid EKG file: {str(exc)[:300]}"]
+        ekg = load_ekg(path)
+    except InputError as exc:
+        return None, [str(exc)]
     if source_text is None and Path(ekg.source).is_file():
-        source_text = Path(ekg.source).read_text(encoding="utf-8", errors="replace")
+        from argus.ingest.files import read_text_document
+
+        source_text = read_text_document(ekg.source).text
     return ekg, contract_problems(ekg, source_text)

@@ -20,11 +20,14 @@ def to_networkx(ekg: DocumentEKG) -> nx.MultiDiGraph:
     g = nx.MultiDiGraph(doc_id=ekg.doc_id, source=ekg.source, method=ekg.method)
     for e in ekg.graph.entities:
         g.add_node(e.id, node_type="entity", name=e.name, kind=e.kind, role=e.role,
-                   aliases=json.dumps(e.aliases, ensure_ascii=False), sources=json.dumps(e.sources))
+                   aliases=json.dumps(e.aliases, ensure_ascii=False), sources=json.dumps(e.sources),
+                   mentions=json.dumps([[m.sentence_id, *m.span, m.match] for m in e.mentions]), grounded=e.grounded)
     for ev in ekg.graph.events:
         g.add_node(ev.id, node_type="event", event_type=ev.type, verb=ev.verb, trigger=ev.trigger,
                    frame=ev.frame or "", time_kind=ev.time.kind, time_value=ev.time.value or "",
-                   evidence=json.dumps(ev.evidence), confidence=float(ev.confidence), sources=json.dumps(ev.sources))
+                   evidence=json.dumps(ev.evidence), confidence=float(ev.confidence), sources=json.dumps(ev.sources),
+                   trigger_span=json.dumps(list(ev.trigger_span) if ev.trigger_span else None),
+                   trigger_match=ev.trigger_match or "", grounded=ev.grounded)
         for p in ev.participants:
             g.add_edge(ev.id, p.entity, key=f"participant:{p.role}", edge_type="participant", relation=p.role,
                        evidence=json.dumps(ev.evidence))
@@ -48,4 +51,59 @@ def write_ekg(ekg: DocumentEKG, out_dir: str | Path, *, graphml: bool = True) ->
 
 
 def load_ekg(path: str | Path) -> DocumentEKG:
-    return DocumentEKG.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    """Read an EKG file; a clear ``InputError`` when it is not one, or of a schema this version cannot read.
+
+    Schema 1.0 files (before character grounding) are upgraded in memory when the source file they
+    name is readable and its sentences sit where the file says (``argus.grounding.upgrade_1_0``);
+    otherwise the message says to re-run ``argus extract``.
+    """
+    import pydantic
+
+    from argus.errors import InputError
+    from argus.schema import SCHEMA_VERSION
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: not a JSON file ({exc}); expected an EKG written by 'argus extract' (*.ekg.json)") from None
+    if not isinstance(data, dict) or not {"doc_id", "sentences", "graph"} <= set(data):
+        raise InputError(f"{path}: not an EKG (a document Event Knowledge Graph has doc_id, sentences and graph); "
+                         "expected a *.ekg.json file written by 'argus extract'")
+    version = str(data.get("schema_version", "1.0"))
+    if version == "1.0" and SCHEMA_VERSION != "1.0":
+        data = _upgrade_1_0(path, data)
+    elif version != SCHEMA_VERSION:
+        raise InputError(f"{path}: EKG schema {version}, which this version of argus (schema {SCHEMA_VERSION}) cannot "
+                         "read; upgrade argus or re-run 'argus extract'")
+    try:
+        return DocumentEKG.model_validate(data)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise InputError(f"{path}: an EKG of schema {version} that does not validate ({exc.error_count()} problem(s); "
+                         f"first at {where or 'top level'}: {first.get('msg')})") from None
+
+
+def _upgrade_1_0(path: Path, data: dict) -> dict:
+    from rapidfuzz import fuzz
+
+    from argus.errors import InputError
+    from argus.grounding import match_form, upgrade_1_0
+    from argus.ingest.files import read_text_document
+
+    source = Path(str(data.get("source", "")))
+    hint = "re-run 'argus extract' on the complaint to write schema 1.1"
+    if not source.is_file():
+        raise InputError(f"{path}: EKG schema 1.0 carries no source text and its source {str(source)!r} is not readable; "
+                         f"{hint}")
+    text = read_text_document(source).text
+    sents = data.get("sentences", [])
+    fits = sum(1 for s in sents if s["span"][1] <= len(text)
+               and fuzz.ratio(match_form(text[s["span"][0]:s["span"][1]]), match_form(s["text"])) >= 80)
+    if not sents or fits < 0.9 * len(sents):
+        raise InputError(f"{path}: EKG schema 1.0 whose source {str(source)!r} has changed since extraction "
+                         f"({fits} of {len(sents)} sentences still in place); {hint}")
+    return upgrade_1_0(data, text)

@@ -7,7 +7,7 @@ characters an entity's name (and each alias) and an event's trigger stand on, in
 ``normalized``  it occurs up to case, whitespace runs (line breaks included), typographic quotes and
                 dashes, and a word hyphenated across a line break ("employ-\\nment");
 ``fuzzy``       a window of whole words of the sentence has ``rapidfuzz.fuzz.ratio`` ≥
-                ``FUZZY_THRESHOLD`` (85) with the normalized string (e.g. "terminated" / "termination",
+                ``FUZZY_THRESHOLD`` (85) with the normalized string (e.g. "terminate" / "terminated",
                 "Jon Smith" / "John Smith"); strings shorter than ``MIN_FUZZY_CHARS`` never match fuzzily.
 
 Spans are ``[start, end)`` into the original text (``DocumentEKG.text``), inside the span of the
@@ -357,6 +357,45 @@ def ground_items(
                 edges.append(e)
         setattr(graph, attr, edges)
     return Grounded(graph=graph, spans=spans, rejected=rejected, ungrounded=ungrounded)
+
+
+def ground_document(graph: DocumentGraph, aligner: Aligner, chunks, *, stage: str = "merge",
+                    keep_ungrounded: bool = False) -> Grounded:
+    """``ground_items`` on a merged graph: each entity sought in the sentences of the chunks it came
+    from (its ``sources``), all chunk sentences when it names none."""
+    members = {c.id: list(c.sentence_ids) for c in chunks}
+    every = list(dict.fromkeys(sid for c in chunks for sid in c.sentence_ids))
+
+    def scope_of(entity) -> list[str]:
+        seen = [sid for src in entity.sources for sid in members.get(src.split(":", 1)[0], [])]
+        return list(dict.fromkeys(seen)) or every
+
+    return ground_items(graph, aligner, every, stage=stage, keep_ungrounded=keep_ungrounded, scope_of=scope_of)
+
+
+def upgrade_1_0(data: dict, source_text: str) -> dict:
+    """A schema-1.0 EKG (sentence-level grounding only) as 1.1: its source text, mention and trigger
+    spans added; nothing removed (what does not align is kept, flagged ``grounded: false``)."""
+    from argus.schema import Chunk, DocumentGraph, EventGraph
+
+    sentences = {s["id"]: tuple(s["span"]) for s in data.get("sentences", [])}
+    aligner = Aligner(source_text, sentences)
+    data = dict(data)
+    data["text"] = source_text
+    for mg in data.get("minigraphs", []):
+        chunk_ids = next((c["sentence_ids"] for c in data.get("chunks", []) if c["id"] == mg["chunk_id"]), list(sentences))
+        g = ground_items(EventGraph.model_validate(mg["graph"]), aligner, chunk_ids, stage="stage1",
+                         prefix=f"{mg['chunk_id']}:", keep_ungrounded=True)
+        mg["spans"] = {k: [m.model_dump(mode="json") for m in v] for k, v in g.spans.items()}
+        mg["ungrounded"] = g.ungrounded
+    chunks = [Chunk.model_validate(c) for c in data.get("chunks", [])]
+    g = ground_document(DocumentGraph.model_validate(data["graph"]), aligner, chunks, keep_ungrounded=True)
+    data["graph"] = g.graph.model_dump(mode="json")
+    data["rejected"] = []
+    data["schema_version"] = "1.1"
+    data["warnings"] = list(data.get("warnings", [])) + [
+        f"upgraded from schema 1.0 on reading: spans added, {len(g.ungrounded)} ungrounded item(s) kept flagged"]
+    return data
 
 
 def _flag(item, grounded: bool) -> None:

@@ -37,7 +37,7 @@ from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.documents import Document, RawDocument
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
-from argus.grounding import Aligner, chunk_phrases, ground_items
+from argus.grounding import Aligner, chunk_phrases, ground_document, ground_items
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, Totals, ledger_context
 from argus.lm import EMBEDDED_MODEL, MeteredLM, SchemaJSONAdapter, build_lm, configure_usage_store
@@ -325,15 +325,8 @@ class ArgusPipeline(dspy.Module):
                ) -> tuple[DocumentGraph, list]:
         """Mentions and trigger spans of the document graph, each entity sought in the sentences of the
         chunks it came from; what cannot be grounded leaves (``argus.grounding``)."""
-        members = {c.id: c.sentence_ids for c in chunks}
-        every = [sid for c in chunks for sid in c.sentence_ids]
-
-        def scope_of(entity) -> list[str]:
-            seen = [sid for src in entity.sources for sid in members.get(src.split(":", 1)[0], [])]
-            return list(dict.fromkeys(seen)) or every
-
-        g = ground_items(graph, self._aligner(doc), list(dict.fromkeys(every)), stage=stage,
-                         keep_ungrounded=self.config.extraction.keep_ungrounded, scope_of=scope_of)
+        g = ground_document(graph, self._aligner(doc), chunks, stage=stage,
+                            keep_ungrounded=self.config.extraction.keep_ungrounded)
         return g.graph, g.rejected
 
     def merge(self, doc: Document, minigraphs: list[MiniGraph], run: DocumentRun | None = None) -> tuple[DocumentGraph, list[MergeDecision]]:

@@ -42,7 +42,7 @@ def test_run_optimize_exits_non_zero_on_a_missing_or_unparsable_campaign_file(tm
         (["extract", "{tmp}/missing.txt", "--out", "{tmp}/o"], 1, "1 failed"),
         (["optimize", "{tmp}/missing.yaml"], 2, "does not exist"),
         (["eval", "{tmp}/nothing", "--out", "{tmp}/e", "--no-judge"], 2, "not an annotated document folder"),
-        (["validate", "{tmp}/nothing"], 1, "not a valid EKG file"),
+        (["validate", "{tmp}/nothing"], 1, "nothing: no such file"),
         (["annotate", "export", "{tmp}/nothing", "--out", "{tmp}/s.csv"], 2, "no *.ekg.json"),
         (["annotate", "report", "{tmp}/nothing.csv"], 2, "cannot read the annotation sheet"),
         (["frontier", "show", "{tmp}/nothing"], 2, "not found"),
