@@ -352,28 +352,21 @@ def _sid_order(sid: str) -> tuple[int, str]:
 
 
 class _SameTimeClasses:
-    """Union-find over event ids for SAME_TIME classes."""
+    """SAME_TIME classes of event ids (``networkx.utils.UnionFind``); ``label`` names a class by its
+    members in event order, whichever member is the root."""
 
     def __init__(self, ids: Iterable[str]):
-        self.parent = {i: i for i in ids}
-        self.members: dict[str, list[str]] = {}
+        self.ids = list(ids)
+        self.sets = nx.utils.UnionFind(self.ids)
 
     def find(self, x: str) -> str:
-        parent = self.parent
-        root = x
-        while parent.get(root, root) != root:
-            root = parent[root]
-        while parent.get(x, x) != root:
-            parent[x], x = root, parent[x]
-        return root
+        return self.sets[x]
 
     def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
+        self.sets.union(a, b)
 
     def label(self, root: str) -> str:
-        group = sorted((i for i in self.parent if self.find(i) == root), key=_sid_order_ev)
+        group = sorted((i for i in self.ids if self.sets[i] == root), key=_sid_order_ev)
         return group[0] if len(group) == 1 else "{" + "=".join(group) + "}"
 
 
