@@ -413,7 +413,11 @@ def _show(sids: list[str], limit: int = 6) -> str:
 
 def chunk_phrases(texts: Iterable[str], max_words: int = MAX_PHRASE_WORDS) -> list[str]:
     """Every run of 1..``max_words`` words of the texts, as written (punctuation inside a run kept,
-    around it trimmed): the values grounded decoding lets a model use for names and triggers."""
+    around it trimmed): the values grounded decoding lets a model use for names and triggers.
+
+    Runs with a straight double quote or a backslash are left out: llama-cpp-python's JSON-Schema →
+    grammar conversion (0.3.16) escapes them wrongly inside ``enum`` values, and the engine then fails
+    to parse the grammar."""
     out: dict[str, None] = {}
     for text in texts:
         words = list(re.finditer(r"\S+", text))
@@ -423,7 +427,7 @@ def chunk_phrases(texts: Iterable[str], max_words: int = MAX_PHRASE_WORDS) -> li
                     break
                 phrase = text[words[i].start():words[i + k - 1].end()]
                 phrase = _EDGE.sub("", phrase)
-                if phrase and any(c.isalnum() for c in phrase):
+                if phrase and any(c.isalnum() for c in phrase) and '"' not in phrase and "\\" not in phrase:
                     out.setdefault(phrase, None)
     return list(out)
 

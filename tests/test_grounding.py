@@ -146,6 +146,9 @@ def test_chunk_phrases_offer_word_runs_as_written():
     phrases = chunk_phrases(["Ms. Torres was terminated, without notice."], max_words=3)
     assert {"Ms. Torres", "terminated", "was terminated", "Torres was terminated", "without notice"} <= set(phrases)
     assert "notice." not in phrases and all(p == p.strip() for p in phrases)
+    # the engine's grammar conversion mis-escapes straight double quotes inside enum values
+    quoted = chunk_phrases(['the Plan (the "PIP") said'], max_words=3)
+    assert "PIP" in quoted and "the Plan (the" in quoted and not any('"' in p for p in quoted)
 
 
 def test_grounded_decoding_constrains_names_aliases_and_triggers():
