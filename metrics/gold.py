@@ -879,17 +879,13 @@ def _feedback(scores: GoldScores, pv: GraphView, gv: GraphView, details: dict) -
 
 
 @dataclass
-class FactPRF:
+class FactPRF(PRF):
+    """``PRF`` of the fact class (positive = fact) plus the accuracy over all ``n`` sentences
+    (``tn`` the sentences rightly left non-fact; no sentences: accuracy 1.0)."""
+
     accuracy: float = 0.0
-    precision: float = 0.0
-    recall: float = 0.0
-    f1: float = 0.0
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
     tn: int = 0
     n: int = 0
-    note: str = ""
 
     @classmethod
     def from_labels(cls, y_true: Sequence[bool], y_pred: Sequence[bool]) -> "FactPRF":
@@ -897,12 +893,8 @@ class FactPRF:
         fp = sum(1 for t, p in zip(y_true, y_pred) if not t and p)
         fn = sum(1 for t, p in zip(y_true, y_pred) if t and not p)
         tn = sum(1 for t, p in zip(y_true, y_pred) if not t and not p)
-        prf = PRF.from_counts(tp, fp, fn)
         n = len(y_true)
-        return cls((tp + tn) / n if n else 1.0, prf.precision, prf.recall, prf.f1, tp, fp, fn, tn, n, prf.note)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+        return cls(**asdict(PRF.from_counts(tp, fp, fn)), accuracy=(tp + tn) / n if n else 1.0, tn=tn, n=n)
 
 
 @dataclass

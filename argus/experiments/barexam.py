@@ -54,7 +54,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -190,26 +190,35 @@ def load_mmlu_law(root: str | Path | None = None, subjects: Sequence[str] = ("pr
     return out
 
 
+def _json_object(line: str) -> tuple[dict | None, str | None]:
+    """A JSONL line as ``(object, None)``, or ``(None, why it is not a JSON object)``."""
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        return None, f"not JSON ({exc.__class__.__name__})"
+    return (obj, None) if isinstance(obj, dict) else (None, "not a JSON object")
+
+
+def _sift(records: Iterable[tuple[str, Any, str | None]], skipped: list[str]) -> list:
+    """The records of ``(where, record, problem)`` without a problem, in order; ``"where: problem"``
+    of each other one goes to ``skipped``."""
+    kept = []
+    for where, record, problem in records:
+        if problem is None:
+            kept.append(record)
+        else:
+            skipped.append(f"{where}: {problem}")
+    return kept
+
+
 def _read_records(path: Path) -> tuple[list[dict], list[str]]:
     """Rows of a ``.jsonl`` / ``.json`` / ``.csv`` / ``.tsv`` / ``.parquet`` file as dicts, and skip messages."""
     skipped: list[str] = []
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        rows = []
         with path.open(encoding="utf-8") as fh:
-            for i, line in enumerate(fh):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    skipped.append(f"{path.name} line {i + 1}: not JSON ({exc.__class__.__name__})")
-                    continue
-                if not isinstance(obj, dict):
-                    skipped.append(f"{path.name} line {i + 1}: not a JSON object")
-                    continue
-                rows.append(obj)
-        return rows, skipped
+            lines = ((f"{path.name} line {i + 1}", *_json_object(line)) for i, line in enumerate(fh) if line.strip())
+            return _sift(lines, skipped), skipped
     if suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -218,21 +227,16 @@ def _read_records(path: Path) -> tuple[list[dict], list[str]]:
         data = data.get("data", data) if isinstance(data, dict) else data
         if not isinstance(data, list):
             raise InputError(f"{path}: expected a JSON list of objects")
-        rows = []
-        for i, obj in enumerate(data):
-            (rows.append(obj) if isinstance(obj, dict) else skipped.append(f"{path.name} item {i}: not an object"))
-        return rows, skipped
+        items = ((f"{path.name} item {i}", obj, None if isinstance(obj, dict) else "not an object")
+                 for i, obj in enumerate(data))
+        return _sift(items, skipped), skipped
     if suffix in (".csv", ".tsv"):
         csv.field_size_limit(2**31 - 1)
         with path.open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-            rows = []
-            for i, row in enumerate(reader):
-                if None in row:  # more fields than the header
-                    skipped.append(f"{path.name} row {i + 2}: more fields than the header")
-                    continue
-                rows.append(row)
-        return rows, skipped
+            rows = ((f"{path.name} row {i + 2}", row, "more fields than the header" if None in row else None)
+                    for i, row in enumerate(reader))
+            return _sift(rows, skipped), skipped
     if suffix == ".parquet":
         try:
             return pd.read_parquet(path).to_dict("records"), skipped
@@ -248,6 +252,16 @@ def _data_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in _DATA_SUFFIXES)
 
 
+def _file_rows(files: Sequence[Path], out: Loaded):
+    """``(file, row index, row)`` for the readable rows of ``files`` in order; what the readers skip
+    goes to ``out.skipped``."""
+    for f in files:
+        rows, skipped = _read_records(f)
+        out.skipped += skipped
+        for i, r in enumerate(rows):
+            yield f, i, r
+
+
 def load_corpus(path: str | Path) -> Loaded:
     """A passage corpus: a file (or a folder of files) of rows with an id (``id``, ``idx`` or
     ``passage_id``) and ``text``. Rows without an id or text, and repeated ids, are skipped."""
@@ -259,20 +273,17 @@ def load_corpus(path: str | Path) -> Loaded:
         raise InputError(f"no passage files in {path}")
     out = Loaded([], [], str(path))
     seen: set[str] = set()
-    for f in files:
-        rows, skipped = _read_records(f)
-        out.skipped += skipped
-        for i, r in enumerate(rows):
-            pid = _text(next((r[k] for k in ("id", "idx", "passage_id", "_id") if k in r and _text(r[k])), ""))
-            text = _text(r.get("text") or r.get("passage") or r.get("contents"))
-            if not pid or not text:
-                out.skipped.append(f"{f.name} row {i + 1}: {'no id' if not pid else 'no text'}")
-                continue
-            if pid in seen:
-                out.skipped.append(f"{f.name} row {i + 1}: repeated passage id {pid!r}")
-                continue
-            seen.add(pid)
-            out.items.append(Passage(pid, text))
+    for f, i, r in _file_rows(files, out):
+        pid = _text(next((r[k] for k in ("id", "idx", "passage_id", "_id") if k in r and _text(r[k])), ""))
+        text = _text(r.get("text") or r.get("passage") or r.get("contents"))
+        if not pid or not text:
+            out.skipped.append(f"{f.name} row {i + 1}: {'no id' if not pid else 'no text'}")
+            continue
+        if pid in seen:
+            out.skipped.append(f"{f.name} row {i + 1}: repeated passage id {pid!r}")
+            continue
+        seen.add(pid)
+        out.items.append(Passage(pid, text))
     return out
 
 
@@ -350,20 +361,17 @@ def load_barexam_qa(path: str | Path) -> tuple[Loaded, Loaded | None]:
         q_files = [path]
     out = Loaded([], [], str(path))
     seen: set[str] = set()
-    for f in q_files:
-        rows, skipped = _read_records(f)
-        out.skipped += skipped
-        for i, r in enumerate(rows):
-            try:
-                q = _question_row(r, i, f.stem)
-            except (ValueError, TypeError) as exc:
-                out.skipped.append(f"{f.name} row {i + 1}: {exc}")
-                continue
-            if q.qid in seen:
-                out.skipped.append(f"{f.name} row {i + 1}: repeated question id {q.qid!r}")
-                continue
-            seen.add(q.qid)
-            out.items.append(q)
+    for f, i, r in _file_rows(q_files, out):
+        try:
+            q = _question_row(r, i, f.stem)
+        except (ValueError, TypeError) as exc:
+            out.skipped.append(f"{f.name} row {i + 1}: {exc}")
+            continue
+        if q.qid in seen:
+            out.skipped.append(f"{f.name} row {i + 1}: repeated question id {q.qid!r}")
+            continue
+        seen.add(q.qid)
+        out.items.append(q)
     return out, passages
 
 

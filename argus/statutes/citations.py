@@ -59,35 +59,15 @@ class RefPath:
     @property
     def top(self) -> Level | None:
         """The highest level the path names (SECTION for absolute references)."""
-        if self.section is not None or self.article is not None:
-            return Level.SECTION
-        if self.absatz is not None:
-            return Level.ABSATZ
-        if self.satz is not None:
-            return Level.SATZ
-        if self.nummer is not None:
-            return Level.NUMMER
-        if self.buchstabe is not None:
-            return Level.BUCHSTABE
-        if self.doppelbuchstabe is not None:
-            return Level.DOPPELBUCHSTABE
-        return None
+        return next((lvl for lvl in _PATH_LEVELS if self._names(lvl)), None)
 
     @property
     def deepest(self) -> Level | None:
-        if self.doppelbuchstabe is not None:
-            return Level.DOPPELBUCHSTABE
-        if self.buchstabe is not None:
-            return Level.BUCHSTABE
-        if self.nummer is not None:
-            return Level.NUMMER
-        if self.satz is not None:
-            return Level.SATZ
-        if self.absatz is not None:
-            return Level.ABSATZ
-        if self.section is not None or self.article is not None:
-            return Level.SECTION
-        return None
+        return next((lvl for lvl in reversed(_PATH_LEVELS) if self._names(lvl)), None)
+
+    def _names(self, level: Level) -> bool:
+        """Whether the path gives a label at ``level`` (a § or an article at SECTION)."""
+        return getattr(self, _FIELD[level]) is not None or (level is Level.SECTION and self.article is not None)
 
     @property
     def section_number(self) -> str | None:
@@ -106,6 +86,7 @@ class RefPath:
 _SUB_LEVELS = (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 _SECTION, _ABSATZ, _SATZ, _NUMMER, _BUCHSTABE, _DOPPELBUCHSTABE = (Level.SECTION, *_SUB_LEVELS)
 _FIELD = {lvl: ("section" if lvl is Level.SECTION else lvl.type_name) for lvl in Level if lvl >= Level.SECTION}
+_PATH_LEVELS = tuple(_FIELD)  #: SECTION … DOPPELBUCHSTABE, top down
 
 
 @dataclass(frozen=True)
@@ -158,20 +139,8 @@ class CourtCitation:
         """The provisions cited (primary first), for codes in the corpus only."""
         if self.code is None:
             return []
-        out = []
-        for structure in [self.structure, *self.also]:
-            out.append(
-                ProvisionCitation(
-                    code=self.code,
-                    section=self.number,
-                    absatz=structure.get("absatz"),
-                    satz=structure.get("satz"),
-                    nummer=structure.get("nummer"),
-                    buchstabe=structure.get("buchstabe"),
-                    article=self.kind == "Art",
-                )
-            )
-        return out
+        return [ProvisionCitation.at(self.code, self.number, structure, article=self.kind == "Art")
+                for structure in [self.structure, *self.also]]
 
 
 # --------------------------------------------------------------------------------------------

@@ -102,29 +102,29 @@ def fixtures_dir(root: Path | None = None) -> Path:
     return (root or data_root()) / "de_decisions" / "fixtures"
 
 
+def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
+    """``(line number, record)`` for every non-blank line of a fixture JSONL file; a line that is
+    not JSON is an ``InputError`` (fixtures are read strictly, unlike ``argus.io.read_jsonl``)."""
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{n}: not JSON: {exc}") from exc
+    return out
+
+
 def load_decisions(root: Path | None = None) -> list[Decision]:
     """The 15 plain-text decisions with their statute annotations."""
     folder = fixtures_dir(root)
     docs_path, ann_path = folder / "documents.jsonl", folder / "annotations.jsonl"
     if not docs_path.exists() or not ann_path.exists():
         raise ConfigError(f"decision fixtures not found in {folder} (expected documents.jsonl and annotations.jsonl)")
-    docs = {}
-    for n, line in enumerate(docs_path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{docs_path}:{n}: not JSON: {exc}") from exc
-        docs[d["doc_id"]] = d
+    docs = {d["doc_id"]: d for _, d in _jsonl_records(docs_path)}
     decisions = []
-    for n, line in enumerate(ann_path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            a = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{ann_path}:{n}: not JSON: {exc}") from exc
+    for n, a in _jsonl_records(ann_path):
         d = docs.get(a["doc_id"])
         if d is None:
             raise InputError(f"{ann_path}:{n}: annotation for unknown document {a['doc_id']!r}")
@@ -190,18 +190,7 @@ def gold_provisions(decision: Decision, registry: CodeRegistry) -> tuple[list[Pr
         if key is None:
             outside.append(ann)
             continue
-        s = ann.structure
-        inside[
-            ProvisionCitation(
-                code=key,
-                section=ann.number,
-                absatz=s.get("absatz"),
-                satz=s.get("satz"),
-                nummer=s.get("nummer"),
-                buchstabe=s.get("buchstabe"),
-                article=ann.unit == "article",
-            )
-        ] = None
+        inside[ProvisionCitation.at(key, ann.number, ann.structure, article=ann.unit == "article")] = None
     return list(inside), outside
 
 

@@ -9,6 +9,7 @@ edge ``type`` attributes in the ``networkx.MultiDiGraph`` are the lowercase leve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -133,6 +134,13 @@ class ProvisionCitation:
     nummer: str | None = None
     buchstabe: str | None = None
     article: bool = field(default=False, compare=False)
+
+    @classmethod
+    def at(cls, code: str, section: str | None, structure: Mapping[str, str], article: bool = False) -> ProvisionCitation:
+        """Provision ``section`` of ``code`` down to the levels ``structure`` names (its keys
+        ``absatz``, ``satz``, ``nummer``, ``buchstabe``; others are ignored)."""
+        return cls(code=code, section=section, absatz=structure.get("absatz"), satz=structure.get("satz"),
+                   nummer=structure.get("nummer"), buchstabe=structure.get("buchstabe"), article=article)
 
     def value(self, level: Level) -> str | None:
         if level is Level.CODE:

@@ -21,7 +21,7 @@ from itertools import islice
 from lxml import etree
 
 from argus.statutes.model import Level, contains_edge
-from argus.statutes.sentences import split_sentences
+from argus.statutes.sentences import split_sentences, trim_span
 
 # --------------------------------------------------------------------------------------------
 # Records handed to the graph builder
@@ -217,6 +217,31 @@ def _norm_ws(s: str | None) -> str:
     return " ".join(s.split()) if s else ""
 
 
+def _first_children(el: etree._Element, *tags: str) -> list[etree._Element | None]:
+    """The first child of ``el`` with each of ``tags`` (None where there is none), in one scan of
+    the children: ElementPath's ``find`` costs several µs a call."""
+    found: dict[str, etree._Element | None] = dict.fromkeys(tags)
+    for ch in el:
+        tag = ch.tag
+        if tag in found and found[tag] is None:
+            found[tag] = ch
+    return [found[t] for t in tags]
+
+
+def _code_info(metadaten: etree._Element, jurabk: str, node_id: str, source: str, stand: str | None = None) -> CodeInfo:
+    """A code's ``CodeInfo`` from the ``<metadaten>`` of its first norm."""
+    return CodeInfo(
+        key=jurabk,
+        node_id=node_id,
+        jurabk=jurabk,
+        amtabk=_norm_ws(metadaten.findtext("amtabk")) or None,
+        title=_norm_ws(metadaten.findtext("langue")) or None,
+        short_title=_norm_ws(metadaten.findtext("kurzue")) or None,
+        source=source,
+        stand=stand,
+    )
+
+
 def _norm_content(norm: etree._Element) -> etree._Element | None:
     """``norm.find("textdaten/text/Content")`` as a child scan (ElementPath's first match)."""
     for td in norm:
@@ -362,16 +387,7 @@ class _CodeParser:
         if header is not None:
             stand_el = header.find("standangabe/standkommentar")
             stand = _norm_ws("".join(stand_el.itertext())) if stand_el is not None else None
-        self.info = CodeInfo(
-            key=jurabk,
-            node_id=bjnr,
-            jurabk=jurabk,
-            amtabk=_norm_ws(header.findtext("amtabk")) or None,
-            title=_norm_ws(header.findtext("langue")) or None,
-            short_title=_norm_ws(header.findtext("kurzue")) or None,
-            source=self.source,
-            stand=stand,
-        )
+        self.info = _code_info(header, jurabk, bjnr, self.source, stand)
         self.ids.add(bjnr)
         code_attrs = {
             "label": jurabk,
@@ -388,29 +404,10 @@ class _CodeParser:
         container = bjnr
         first = True
         for norm in norms:
-            md = textdaten = None
-            for ch in norm:  # a child scan: ElementPath ``find`` costs several µs a call
-                tag = ch.tag
-                if tag == "metadaten":
-                    if md is None:
-                        md = ch
-                elif tag == "textdaten":
-                    if textdaten is None:
-                        textdaten = ch
+            md, textdaten = _first_children(norm, "metadaten", "textdaten")
             if md is None:
                 continue
-            enbez_el = unit = titel = None
-            for ch in md:
-                tag = ch.tag
-                if tag == "enbez":
-                    if enbez_el is None:
-                        enbez_el = ch
-                elif tag == "gliederungseinheit":
-                    if unit is None:
-                        unit = ch
-                elif tag == "titel":
-                    if titel is None:
-                        titel = ch
+            enbez_el, unit, titel = _first_children(md, "enbez", "gliederungseinheit", "titel")
             enbez = _norm_ws(enbez_el.text) if enbez_el is not None else ""
             doknr = norm.get("doknr") or ""
             if first:
@@ -757,10 +754,7 @@ def _spans_from_markers(text: str, start: int, end: int, markers: list[int]) -> 
     cuts = [start] + [m for m in markers if start < m < end] + [end]
     spans = []
     for s, e in zip(cuts, cuts[1:]):
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
+        s, e = trim_span(text, s, e)
         if e > s:
             spans.append((s, e))
     return spans
@@ -945,15 +939,7 @@ def read_code_info(xml: bytes, source: str) -> CodeInfo | None:
                 return None
             root = el.getparent().getparent()
             bjnr = (root.get("doknr") if root is not None else None) or el.getparent().get("doknr") or jurabk
-            return CodeInfo(
-                key=jurabk,
-                node_id=bjnr,
-                jurabk=jurabk,
-                amtabk=_norm_ws(el.findtext("amtabk")) or None,
-                title=_norm_ws(el.findtext("langue")) or None,
-                short_title=_norm_ws(el.findtext("kurzue")) or None,
-                source=source,
-            )
+            return _code_info(el, jurabk, bjnr, source)
     except etree.XMLSyntaxError:
         return None
     return None

@@ -153,15 +153,20 @@ def split_sentences(
     for cut in cuts + [end]:
         if cut <= prev:
             continue
-        s, e = prev, cut
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
+        s, e = trim_span(text, prev, cut)
         if e > s:
             spans.append((s, e))
         prev = cut
     return spans
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved inward past white space (an all-blank span comes back empty)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def _maybe_cut_after_block(text: str, block: tuple[int, int], end: int, cuts: list[int]) -> None:
