@@ -17,6 +17,7 @@ from dspy.lm15 import Message, Response, TextPart, Usage
 
 _FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 _LABELED = re.compile(r"\[(S\d+)\]\s*(.*)")
+_WORD = re.compile(r"[a-z]{4,}")
 _NAME = re.compile(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b")
 _STOP = {"The", "On", "In", "After", "Before", "When", "While", "Between", "Her", "His", "She", "He", "Two",
          "Plaintiff", "Defendant", "Ignore", "During", "Upon", "By", "As", "For", "Ms", "Mr", "Dr", "That", "This"}
@@ -26,14 +27,50 @@ _VERBS = [("hired", "hiring", "hire"), ("terminated", "termination", "terminate"
           ("assigned", "schedule_change", "assign"), ("pregnan", "medical", "become pregnant"), ("promot", "promotion", "promote")]
 
 
-class ScriptedEngine:
-    def __init__(self):
-        self.calls: list[dict] = []
+def request_inputs(request) -> tuple[str, dict[str, str]]:
+    """The user text of an engine request and its ``[[ ## field ## ]]`` input blocks by name."""
+    user = "\n".join(m.text or "" for m in request.messages)
+    return user, {m.group(1): m.group(2).strip() for m in _FIELD.finditer(user)}
 
+
+class EngineDouble:
+    """What ``MeteredLM`` needs of an engine besides ``complete``: ``stream`` (the complete answer
+    as events) and ``close``; ``calls`` records what each subclass wants to remember."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def stream(self, request):
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self):
+        pass
+
+
+class HashedEncoder:
+    """A sentence encoder for tests: hashed bag of the 4+-letter words (deterministic, no model)."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+
+    def encode(self, texts):
+        import zlib
+
+        import numpy as np
+
+        x = np.zeros((len(texts), self.dim), dtype="float32")
+        for i, t in enumerate(texts):
+            for w in _WORD.findall(t.lower()):
+                x[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+        return x + 1e-3
+
+
+class ScriptedEngine(EngineDouble):
     def complete(self, request):
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in (request.system or ()))
-        user = "\n".join(m.text or "" for m in request.messages)
-        inputs = {m.group(1): m.group(2).strip() for m in _FIELD.finditer(user)}
+        user, inputs = request_inputs(request)
         outputs_section = system.split("Your output fields are:", 1)[-1]
         out_fields = re.findall(r"`(\w+)`", outputs_section.split("All interactions", 1)[0])
         answer = self.answer(out_fields, inputs)
@@ -44,14 +81,6 @@ class ScriptedEngine:
             usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
                         total_tokens=(len(system + user) + len(text)) // 4),
         )
-
-    def stream(self, request):
-        from dspy.lm15 import response_to_events
-
-        return response_to_events(self.complete(request))
-
-    def close(self):
-        pass
 
     # ------------------------------------------------------------------ answers per program
 
@@ -155,9 +184,9 @@ def _sentences(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def scripted_lm(engine: ScriptedEngine | None = None, model: str = "scripted/test", **overrides):
-    """A MeteredLM driven by the scripted engine (cache off, so every call is counted; ``overrides``
-    replace the LM settings, e.g. ``cache=True``)."""
+def scripted_lm(engine: EngineDouble | None = None, model: str = "scripted/test", **overrides):
+    """A MeteredLM driven by ``engine`` (default: the scripted engine; cache off, so every call is
+    counted; ``overrides`` replace the LM settings, e.g. ``cache=True``)."""
     from argus.lm import MeteredLM
 
     engine = engine or ScriptedEngine()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 
 import numpy as np
 import pytest
@@ -17,20 +16,16 @@ from argus.experiments.barexam import (
     load_corpus, load_mmlu_law, mmlu_law_dir, passage_graph, recall_at_k, run_barexam, summarize,
 )
 from argus.experiments.stats import mcnemar_exact
+from tests.scripted_lm import EngineDouble, HashedEncoder, request_inputs, scripted_lm
 
-_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 _W = re.compile(r"[a-z]{4,}")
 
 
-class RuleEngine:
+class RuleEngine(EngineDouble):
     """Picks the choice sharing the most 4+-letter words with the context; 'A' with an empty context."""
 
-    def __init__(self):
-        self.calls: list[dict] = []
-
     def complete(self, request):
-        user = "\n".join(m.text or "" for m in request.messages)
-        inputs = {m.group(1): m.group(2).strip() for m in _FIELD.finditer(user)}
+        user, inputs = request_inputs(request)
         self.calls.append(inputs)
         ctx = set(_W.findall(inputs.get("context", "").lower()))
         best, letter = 0, "A"
@@ -44,38 +39,9 @@ class RuleEngine:
         return Response(id=None, model="rule", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=len(user) // 4, output_tokens=2, total_tokens=len(user) // 4 + 2))
 
-    def stream(self, request):
-        from dspy.lm15 import response_to_events
-
-        return response_to_events(self.complete(request))
-
-    def close(self):
-        pass
-
 
 def rule_lm(engine: RuleEngine):
-    from argus.lm import MeteredLM
-
-    class _Async:
-        async def complete(self, request):
-            return engine.complete(request)
-
-        async def aclose(self):
-            pass
-
-    return MeteredLM("rule/test", engine=engine, async_engine=_Async(), cache=False, structured_output="none",
-                     price_per_mtok=(1.0, 2.0), temperature=0.0, max_tokens=50)
-
-
-class StubEncoder:
-    """Hashed bag of words (deterministic, no model)."""
-
-    def encode(self, texts):
-        x = np.zeros((len(texts), 512), dtype="float32")
-        for i, t in enumerate(texts):
-            for w in _W.findall(t.lower()):
-                x[i, zlib.crc32(w.encode()) % 512] += 1.0
-        return x + 1e-3
+    return scripted_lm(engine, model="rule/test", max_tokens=50)
 
 
 GOLD = {
@@ -190,7 +156,7 @@ def test_corpus_loader_and_conditions(tmp_path):
 @pytest.mark.parametrize("kind", ["bm25", "dense"])
 def test_retrieval_recall_at_10(kind):
     ps = corpus()
-    r = BM25Retriever(ps) if kind == "bm25" else DenseRetriever(ps, StubEncoder())
+    r = BM25Retriever(ps) if kind == "bm25" else DenseRetriever(ps, HashedEncoder(512))
     ids = [p.id for p in ps]
     for _, q, _, _, gold in QUESTIONS:
         idx, scores = r.search(q, 10)
@@ -264,7 +230,7 @@ def test_run_all_conditions_with_scripted_lm(tmp_path):
     root = write_layout(tmp_path / "bx")
     engine = RuleEngine()
     out = tmp_path / "out"
-    tables = run_barexam(source=root, out=out, lm=rule_lm(engine), encoder=StubEncoder(), n_resamples=200)
+    tables = run_barexam(source=root, out=out, lm=rule_lm(engine), encoder=HashedEncoder(512), n_resamples=200)
     s = tables["summary"].set_index("condition")
     assert list(s.index) == list(barexam.CONDITIONS)
     assert s.loc["no-passage", "accuracy"] == pytest.approx(0.25)  # always 'A'; q3's answer is A

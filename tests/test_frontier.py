@@ -249,6 +249,15 @@ def test_scrub_secrets_drops_keys_and_rejects_credentials():
 # --- manifests, the frontier file, Frontier ---------------------------------------------------
 
 
+def write_campaign(root, candidates, frontier_file):
+    """What a campaign leaves on disk: the manifests of the frontier's members and frontier.json."""
+    for c in candidates:
+        if c.member_id in frontier_file.members:
+            write_member(root, c)
+    write_frontier(root, frontier_file)
+    return root
+
+
 @pytest.fixture
 def campaign(tmp_path):
     cands = [
@@ -259,12 +268,7 @@ def campaign(tmp_path):
         manifest("m4", 0.85, 0.200, parent="m2", iteration=3),
     ]
     cands = flag_val_only_wins(cands)
-    ff = build_frontier_file("camp", cands, QC, Constraints(max_cost_per_doc=0.1))
-    for c in cands:
-        if c.member_id in ff.members:
-            write_member(tmp_path, c)
-    write_frontier(tmp_path, ff)
-    return tmp_path
+    return write_campaign(tmp_path, cands, build_frontier_file("camp", cands, QC, Constraints(max_cost_per_doc=0.1)))
 
 
 def test_build_frontier_file(campaign):
@@ -369,9 +373,7 @@ def test_frontier_over_tokens(tmp_path):
              for c, t in zip(cands, [100, 200, 900, 150])]
     ff = build_frontier_file("camp", cands, senses)
     assert ff.members == ["a", "b", "c"] and ff.reference == {"quality": 0.0, "tokens": pytest.approx(990)}
-    for c in cands[:3]:
-        write_member(tmp_path, c)
-    write_frontier(tmp_path, ff)
+    write_campaign(tmp_path, cands, ff)
     fr = Frontier.load(tmp_path)
     assert fr.knee().member_id == "b"
     assert fr.cost_objective == "tokens"

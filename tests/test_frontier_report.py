@@ -17,10 +17,9 @@ from optimizers.frontier import (
     build_frontier_file,
     flag_val_only_wins,
     instruction_diff_size,
-    write_frontier,
-    write_member,
 )
 from optimizers.report import SECTIONS, frontier_table, write_report
+from tests.test_frontier import write_campaign
 
 SEED_PROMPTS = {
     "stage1.predict": "Extract the entities and events of the chunk.\nEvery event cites its sentence ids.",
@@ -63,10 +62,7 @@ def make_campaign(root, *, n: int = 5, test: bool = True, zero_cost: bool = Fals
     ff = build_frontier_file("demo", cands, constraints=Constraints(max_cost_per_doc=0.5))
     if not history:
         ff = ff.model_copy(update={"hypervolume_history": []})
-    for c in cands:
-        if c.member_id in ff.members:
-            write_member(root, c)
-    write_frontier(root, ff)
+    write_campaign(root, cands, ff)
     return ff
 
 

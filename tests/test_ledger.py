@@ -75,13 +75,19 @@ def test_calls_are_attributed_to_the_innermost_context_and_totals_add_up():
     assert set(by) == {"fact_fallback", "stage1"} and sum(v.calls for v in by.values()) == 2
 
 
-def test_cache_hits_cost_nothing(fresh_caches):
-    engine = ScriptedEngine()
-    lm = MeteredLM("scripted/cached", engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 1.0))
+def _ask_twice_cached(engine, model: str, text: str) -> tuple[LedgerEntry, LedgerEntry]:
+    """The two ledger entries of asking ``text`` twice through a caching LM on ``engine``: one
+    engine call, then a cache hit."""
+    lm = MeteredLM(model, engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 1.0))
     ledger = CostLedger()
-    _ask(lm, ledger, "[S1] same input", times=2)
+    _ask(lm, ledger, text, times=2)
     assert len(engine.calls) == 1
     first, second = ledger.entries
+    return first, second
+
+
+def test_cache_hits_cost_nothing(fresh_caches):
+    first, second = _ask_twice_cached(ScriptedEngine(), "scripted/cached", "[S1] same input")
     assert not first.cache_hit and first.cost_usd > 0
     assert second.cache_hit and second.cost_usd == 0 and second.prompt_tokens == 0
     # the cached answer remembers what the original call cost, so cost per document is cache-independent
@@ -104,12 +110,7 @@ def test_no_context_records_nothing_and_jsonl_roundtrip(tmp_path):
 
 
 def test_a_live_answer_without_usage_is_not_a_cache_hit_and_its_cost_is_unknown(fresh_caches):
-    engine = NoUsageEngine()
-    lm = MeteredLM("scripted/nousage", engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 1.0))
-    ledger = CostLedger()
-    _ask(lm, ledger, "[S1] no usage", times=2)
-    assert len(engine.calls) == 1
-    live, hit = ledger.entries
+    live, hit = _ask_twice_cached(NoUsageEngine(), "scripted/nousage", "[S1] no usage")
     assert not live.cache_hit and not live.cost_known
     assert (live.prompt_tokens, live.completion_tokens, live.cost_usd) == (0, 0, 0.0)
     # the hit is a hit, but what its original call cost was never known

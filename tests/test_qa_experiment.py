@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 
 import numpy as np
 import pytest
@@ -14,20 +13,14 @@ from argus.answers import token_f1
 from argus.experiments import qa
 from argus.linearize import QADocument, Sentence
 from argus.paths import complaints_dir
+from tests.scripted_lm import EngineDouble, HashedEncoder, request_inputs, scripted_lm
 
-_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
-
-
-class EchoEngine:
+class EchoEngine(EngineDouble):
     """Answers with the first quoted sentence of an event, else the first passage sentence; answers
     non-JSON (a failed call) when the question contains FAIL and the context holds an event graph."""
 
-    def __init__(self):
-        self.calls: list[dict] = []
-
     def complete(self, request):
-        user = "\n".join(m.text or "" for m in request.messages)
-        inputs = {m.group(1): m.group(2).strip() for m in _FIELD.finditer(user)}
+        user, inputs = request_inputs(request)
         ctx, question = inputs.get("context", ""), inputs.get("question", "")
         self.calls.append(inputs)
         if "FAIL" in question and "Event graph" in ctx:
@@ -40,39 +33,9 @@ class EchoEngine:
         return Response(id=None, model="echo", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=len(user) // 4, output_tokens=len(text) // 4, total_tokens=(len(user) + len(text)) // 4))
 
-    def stream(self, request):
-        from dspy.lm15 import response_to_events
-
-        return response_to_events(self.complete(request))
-
-    def close(self):
-        pass
-
 
 def echo_lm(engine: EchoEngine):
-    from argus.lm import MeteredLM
-
-    class _Async:
-        async def complete(self, request):
-            return engine.complete(request)
-
-        async def aclose(self):
-            pass
-
-    return MeteredLM("echo/test", engine=engine, async_engine=_Async(), cache=False, structured_output="none",
-                     price_per_mtok=(1.0, 2.0), temperature=0.0, max_tokens=300)
-
-
-class StubEncoder:
-    """Hashed bag of words (deterministic, no model)."""
-
-    def encode(self, texts):
-        x = np.zeros((len(texts), 256), dtype="float32")
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z]+", t.lower()):
-                if len(w) > 3:
-                    x[i, zlib.crc32(w.encode()) % 256] += 1.0
-        return x + 1e-3
+    return scripted_lm(engine, model="echo/test", max_tokens=300)
 
 
 TEXTS = [
@@ -118,7 +81,7 @@ def small_doc(graph_sentences=None, questions=None) -> QADocument:
 
 
 def contexts_for(doc, question, top_k=1):
-    emb = qa._Embedder(StubEncoder())
+    emb = qa._Embedder(HashedEncoder(256))
     chunks = qa.raw_chunks(doc, 4)
     order_q = qa._rank(emb([question])[0], emb([c.text for c in chunks]))
     lin = qa.linearize_graph(doc.graph, doc.graph_sentences)
@@ -191,7 +154,7 @@ def test_run_qa_rows_exclusion_and_tables(tmp_path):
     ]
     doc = small_doc(questions=questions)
     engine = EchoEngine()
-    tables = qa.run_qa(documents=[doc], lm=echo_lm(engine), encoder=StubEncoder(), out=tmp_path, top_k=1,
+    tables = qa.run_qa(documents=[doc], lm=echo_lm(engine), encoder=HashedEncoder(256), out=tmp_path, top_k=1,
                        chunk_sentences=4, n_resamples=200)
     rows = tables["questions"]
     assert len(rows) == 9 and set(rows["condition"]) == set(qa.CONDITIONS)
@@ -244,7 +207,7 @@ def test_real_dev_contexts_and_evidence_recall():
     doc = docs[0]
     assert doc.facts and all(s.span for s in doc.facts)
     lin = qa.linearize_graph(doc.graph, doc.graph_sentences)
-    emb = qa._Embedder(StubEncoder())
+    emb = qa._Embedder(HashedEncoder(256))
     chunks = qa.raw_chunks(doc)
     for q in doc.questions[:3]:
         order = qa._rank(emb([q["question"]])[0], emb([c.text for c in chunks]))
