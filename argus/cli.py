@@ -404,6 +404,38 @@ def _train_context_facts(out: Path, encoder: str, splits: list[str], report: boo
 
 
 @app.command()
+def view(
+    path: Path = typer.Argument(..., help="An EKG file (*.ekg.json), or a folder of them (a batch: index + one view each)"),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o",
+        help="The HTML file to write (default: <doc_id>.view.html beside the EKG; for a folder, <folder>/index.html, "
+             "the views beside it)"),
+):
+    """Write a self-contained HTML view of an EKG: the text with its marks, events, timeline, graph, entities, cost."""
+    from argus.errors import InputError, fails_cleanly
+    from argus.view import index_documents, write_view
+
+    @fails_cleanly
+    def run() -> None:
+        if path.is_dir():
+            if not any(path.glob("*.ekg.json")):
+                raise InputError(f"no *.ekg.json files in {path}")
+            index, entries = index_documents(path, out)
+            for e in entries:
+                if e.view is not None:
+                    typer.echo(f"wrote {e.view}")
+                if e.error:
+                    typer.secho(f"skipped {e.file.name}: {e.error}", fg="yellow", err=True)
+            failed = sum(1 for e in entries if e.view is None)
+            typer.echo(f"wrote {index} ({len(entries) - failed} of {len(entries)} documents"
+                       + (f"; {failed} could not be loaded, listed with their error" if failed else "") + ")")
+        else:
+            typer.echo(f"wrote {write_view(path, out)}")
+
+    run()
+
+
+@app.command()
 def validate(out: Path = typer.Argument(..., help="A folder of *.ekg.json files, or one file")):
     """Check EKG files against the output contract (schema, spans, evidence ids, ledger totals)."""
     from argus.contract import check_file
