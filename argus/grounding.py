@@ -426,7 +426,7 @@ def chunk_phrases(texts: Iterable[str], max_words: int = MAX_PHRASE_WORDS) -> li
                 if i + k > len(words):
                     break
                 phrase = text[words[i].start():words[i + k - 1].end()]
-                phrase = _EDGE.sub("", phrase)
+                phrase = " ".join(_EDGE.sub("", phrase).split())
                 if phrase and any(c.isalnum() for c in phrase) and '"' not in phrase and "\\" not in phrase:
                     out.setdefault(phrase, None)
     return list(out)

@@ -30,6 +30,8 @@ structured-output negotiation.
 
 from __future__ import annotations
 
+import re
+
 import copy
 import importlib.util
 import os
@@ -139,6 +141,42 @@ EMBEDDED_GRAMMAR_LIMITS: dict[str, int] = {
 MAX_GRAMMAR_STRING = 500
 
 
+#: Above this many allowed values a string is constrained by a prefix-tree ``pattern`` rather than an
+#: ``enum``: llama.cpp follows every alternative of an enum at each sampled token, a prefix tree only
+#: the branches that share the prefix so far (measured, SmolLM2 in process, the 620 word runs of 8
+#: demo sentences for names, aliases and triggers, 250 tokens: 7.4 s as an enum, 4.1 s as a tree,
+#: 4.3 s unconstrained).
+ENUM_LIMIT = 64
+
+_PATTERN_SAFE = re.compile(r"^[^\\\[\]^{}|*+\"\x00-\x1f]+$")
+
+
+def choices_pattern(values) -> str:
+    """An anchored regular expression matching exactly ``values``, written as a character prefix
+    tree; special characters go in one-character classes (``[.]``), which llama.cpp's grammar
+    conversion reads. Values with characters that cannot be written that way are left out."""
+    trie: dict = {}
+    for v in dict.fromkeys(values):
+        if not v or not _PATTERN_SAFE.match(v):
+            continue
+        node = trie
+        for ch in v:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        alts = [(ch if ch.isalnum() or ch in " ’‘“”§,;:'&%#@!~`<>=_-" and ch != "-" else f"[{ch}]") + emit(child)
+                for ch, child in node.items() if ch != ""]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(" + "|".join(alts) + ")"
+        if "" in node:
+            return f"({body})?" if len(alts) > 1 or len(body) > 1 else f"{body}?"
+        return body
+
+    return "^" + emit(trie) + "$"
+
+
 def _apply_limits(node, limits: dict[str, int], name: str | None = None, choices: dict[str, list[str]] | None = None):
     if isinstance(node, dict):
         out = dict(node)
@@ -148,7 +186,11 @@ def _apply_limits(node, limits: dict[str, int], name: str | None = None, choices
             if target.get("type") == "string":
                 target = dict(target)
                 target.pop("pattern", None)
-                target["enum"] = list(dict.fromkeys(allowed))
+                values = list(dict.fromkeys(allowed))
+                if len(values) > ENUM_LIMIT:
+                    target["pattern"] = choices_pattern(values)
+                else:
+                    target["enum"] = values
                 if out.get("type") == "array":
                     out["items"] = target
                 else:

@@ -164,6 +164,26 @@ def test_grounded_decoding_constrains_names_aliases_and_triggers():
     assert "enum" not in ev["verb"]
 
 
+def test_many_choices_become_a_prefix_tree_pattern_the_engine_reads():
+    import re
+
+    from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+    from argus.lm import ENUM_LIMIT, signature_output_schema
+    from programs.stage1 import ExtractEntitiesAndEvents
+
+    phrases = chunk_phrases(SENTENCES + ["Under 42 U.S.C. § 2000e-5(f)(3), she filed (on time) a charge? $5 & 10%."])
+    assert len(phrases) > ENUM_LIMIT
+    schema = signature_output_schema(ExtractEntitiesAndEvents, None, {"trigger": phrases, "evidence": ["S1"]})
+    trig = schema["properties"]["events"]["items"]["properties"]["trigger"]
+    assert "enum" not in trig
+    rx = re.compile(trig["pattern"])
+    assert all(rx.match(p) for p in phrases)
+    for near in ("Jane Torre", "terminated her employ", "ACME Corp", "complained to her supervisor, Mr. Al Brandt. 13"):
+        assert (rx.match(near) is not None) == (near in phrases), near
+    LlamaGrammar.from_string(json_schema_to_gbnf(json.dumps(schema)), verbose=False)  # parses
+
+
 @pytest.fixture()
 def demo_ekg(scripted_pipeline):
     return scripted_pipeline.extract(DEMO)

@@ -128,3 +128,39 @@ def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
     assert {"stage1"} <= stages and ekg.ledger.totals.calls >= len(ekg.chunks)
     assert ekg.ledger.totals.cost_usd == 0.0  # the embedded model is priced at 0
     assert ekg.graph.events, "the embedded model should produce at least one grounded event"
+
+
+def test_grounded_decoding_on_the_embedded_engine_writes_only_words_of_the_chunk(tmp_path):
+    """The engine parses the grammar built from a chunk's word runs (quotes, §, parentheses
+    included), and every entity name, alias and trigger Stage 1 writes is one of them."""
+    from argus.grounding import chunk_phrases
+    from argus.pipeline import ArgusPipeline
+    from argus.schema import Chunk
+    from tests.conftest import DEMO
+
+    pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"),
+                                                 "extraction.grounded_decoding": True}))
+    doc = pipe.preprocess(pipe.read(DEMO))
+    quoted = [s for s in doc.sentences if '"' in s.text or "“" in s.text]
+    assert quoted, "the demo complaint quotes someone"
+    ids = [s.id for s in doc.sentences]
+    start = max(0, ids.index(quoted[0].id) - 2)
+    chunk = Chunk(id="C1", sentence_ids=ids[start:start + 6])
+    phrases = set(chunk_phrases(doc.sentence(sid).text for sid in chunk.sentence_ids))
+    seen = []
+    original = pipe.programs.stage1.forward
+
+    def record(**kwargs):
+        res = original(**kwargs)
+        seen.append(res)
+        return res
+
+    pipe.programs.stage1.forward = record
+    mg = pipe.extract_chunk(doc, chunk)
+    written = seen[0].outputs
+    assert written is not None, seen[0].errors
+    for e in written["entities"]:
+        assert e.name in phrases and set(e.aliases) <= phrases, e
+    for ev in written["events"]:
+        assert ev.trigger in phrases, ev
+    assert not [r for r in mg.rejected if r.kind in ("entity", "alias", "name")], mg.rejected
