@@ -2,7 +2,8 @@
 
     argus extract PATH... --out DIR        complaints → document Event Knowledge Graphs
     argus train-facts --out FILE           train the Fact/Non-Fact classifier
-    argus validate OUT_DIR                 check EKG files against the output contract
+    argus validate OUT_DIR                 check EKG files against the output contract (spans included)
+    argus view EKG.json | OUT_DIR [-o F]   one self-contained HTML page per EKG (and a batch index)
     argus eval GOLD... --out DIR           staged vs one-shot against gold, structural, judges, agreement
     argus annotate export|report …         human-evaluation sheets and their agreement statistics
     argus schema                           print the EKG JSON Schema
