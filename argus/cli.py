@@ -39,32 +39,24 @@ def _overrides(
     keep_ungrounded: bool = False,
     grounded_decoding: bool = False,
 ) -> dict:
-    o: dict = {}
-    if keep_ungrounded:
-        o["extraction.keep_ungrounded"] = True
-    if grounded_decoding:
-        o["extraction.grounded_decoding"] = True
-    if model:
-        o["lm.default.model"] = model
-    if api_base:
-        o["lm.default.api_base"] = api_base
+    given = {
+        "lm.default.model": model or None,
+        "lm.default.api_base": api_base or None,
+        "facts.mode": fact_mode or None,
+        "facts.tau": tau,
+        "merge.resolver": False if no_resolver else None,
+        "extraction.framenet_hints": True if framenet_hints else None,
+        "extraction.keep_ungrounded": True if keep_ungrounded else None,
+        "extraction.grounded_decoding": True if grounded_decoding else None,
+        "cache_dir": str(cache_dir) if cache_dir else None,
+        "limits.max_document_chars": max_chars or None,
+    }
+    o = {key: value for key, value in given.items() if value is not None}
     for item in stage_model:
         if "=" not in item:
             raise typer.BadParameter(f"--stage-model expects STAGE=MODEL, got {item!r}")
         stage, m = item.split("=", 1)
         o[f"lm.stages.{stage.strip()}.model"] = m.strip()
-    if fact_mode:
-        o["facts.mode"] = fact_mode
-    if tau is not None:
-        o["facts.tau"] = tau
-    if no_resolver:
-        o["merge.resolver"] = False
-    if framenet_hints:
-        o["extraction.framenet_hints"] = True
-    if cache_dir:
-        o["cache_dir"] = str(cache_dir)
-    if max_chars:
-        o["limits.max_document_chars"] = max_chars
     return o
 
 
