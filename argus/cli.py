@@ -37,7 +37,7 @@ def _overrides(
     cache_dir: Optional[Path],
     max_chars: Optional[int],
     keep_ungrounded: bool = False,
-    grounded_decoding: bool = False,
+    grounded_decoding: Optional[bool] = None,
 ) -> dict:
     given = {
         "lm.default.model": model or None,
@@ -47,7 +47,7 @@ def _overrides(
         "merge.resolver": False if no_resolver else None,
         "extraction.framenet_hints": True if framenet_hints else None,
         "extraction.keep_ungrounded": True if keep_ungrounded else None,
-        "extraction.grounded_decoding": True if grounded_decoding else None,
+        "extraction.grounded_decoding": grounded_decoding,
         "cache_dir": str(cache_dir) if cache_dir else None,
         "limits.max_document_chars": max_chars or None,
     }
@@ -80,10 +80,10 @@ def extract(
         False, "--keep-ungrounded",
         help="keep entities/events whose name or trigger is not in the text, flagged grounded: false (default: they go "
              "to the EKG's rejected list)"),
-    grounded_decoding: bool = typer.Option(
-        False, "--grounded-decoding",
+    grounded_decoding: Optional[bool] = typer.Option(
+        None, "--grounded-decoding/--no-grounded-decoding",
         help="grammar-capable engines (the embedded one, vLLM) may write names, aliases and triggers only as word runs "
-             "of the chunk"),
+             "of the chunk (default: on for local/ engines)"),
     no_graphml: bool = typer.Option(False, "--no-graphml", help="write only the JSON"),
     frontier: Optional[Path] = typer.Option(None, "--frontier", help="Use a member of a compiled frontier (compiled/<campaign>)"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),

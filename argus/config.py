@@ -162,10 +162,12 @@ class ExtractionConfig(_Strict):
         default=False,
         description="Keep entities and events whose name or trigger is not found in the text, flagged grounded: false "
                     "(default: they leave the graph for the EKG's rejected list; argus extract --keep-ungrounded)")
-    grounded_decoding: bool = Field(
-        default=False,
+    grounded_decoding: bool | None = Field(
+        default=None,
         description="Grammar-capable engines may write entity names, aliases and triggers only as word runs of the "
-                    "chunk (argus.grounding.chunk_phrases); other engines ignore it (argus extract --grounded-decoding)")
+                    "chunk (argus.grounding.chunk_phrases); other engines ignore it. None (default): on when Stage 1 "
+                    "runs on a local/ engine, where it was measured to help (README), off otherwise "
+                    "(argus extract --grounded-decoding / --no-grounded-decoding)")
 
 
 class MergeConfig(_Strict):

@@ -284,7 +284,7 @@ class ArgusPipeline(dspy.Module):
         if self.config.extraction.framenet_hints:
             hints = "\n".join(f"{k}: {v}" for k, v in FRAME_HINTS.items())
         phrases = None
-        if self.config.extraction.grounded_decoding:
+        if self.grounded_decoding:
             phrases = chunk_phrases(idx[sid].text for sid in chunk.sentence_ids)
         with self._calling("stage1", "Stage1Extractor", run):
             r1 = self.programs.stage1(chunk_text=text, sentence_ids=chunk.sentence_ids, frame_hints=hints, phrases=phrases)
@@ -316,6 +316,13 @@ class ArgusPipeline(dspy.Module):
         graph = EventGraph(entities=entities, events=events, temporal_edges=temporal, causal_edges=causal)
         return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues, spans=grounded.spans,
                          rejected=grounded.rejected, ungrounded=grounded.ungrounded)
+
+    @property
+    def grounded_decoding(self) -> bool:
+        """Whether Stage 1 is offered the chunk's word runs as the only names, aliases and triggers
+        (``extraction.grounded_decoding``; by default on for ``local/`` engines)."""
+        on = self.config.extraction.grounded_decoding
+        return self.config.lm.for_stage("stage1").model.startswith("local/") if on is None else on
 
     @staticmethod
     def _aligner(doc: Document) -> Aligner:

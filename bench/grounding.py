@@ -14,8 +14,9 @@ and checked:
 - relaxed entity and event F1 against gold (``metrics.gold.score_document``, mean over documents);
 - spans by match tier (exact / normalized / fuzzy).
 
-Variants: ``plain`` (default configuration) and ``grounded`` (``extraction.grounded_decoding``: the
-engine's grammar lets Stage 1 write names, aliases and triggers only as word runs of the chunk).
+Variants: ``plain`` (``extraction.grounded_decoding: false``) and ``grounded`` (``true``: the engine's
+grammar lets Stage 1 write names, aliases and triggers only as word runs of the chunk; the default
+for ``local/`` engines since this measurement).
 
     python bench/grounding.py [--out out/bench-grounding] [--variants plain,grounded] [--docs 6]
 """
@@ -40,7 +41,7 @@ from argus.grounding import span_problems  # noqa: E402
 from argus.paths import complaints_dir  # noqa: E402
 from metrics.gold import load_gold, score_document  # noqa: E402
 
-VARIANTS = {"plain": {}, "grounded": {"extraction.grounded_decoding": True}}
+VARIANTS = {"plain": {"extraction.grounded_decoding": False}, "grounded": {"extraction.grounded_decoding": True}}
 
 
 def measure(variant: str, docs: list[Path], out: Path) -> dict:

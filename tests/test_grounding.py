@@ -259,3 +259,33 @@ def test_load_ekg_says_what_is_wrong_and_upgrades_schema_1_0(demo_ekg, tmp_path)
     with pytest.raises(InputError, match="re-run 'argus extract'"):
         load_ekg(f)
 
+
+
+def test_grounded_decoding_is_on_by_default_for_local_engines_only(tmp_path):
+    from argus.config import ArgusConfig
+    from argus.pipeline import ArgusPipeline
+
+    def pipe(**over):
+        return ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path), **over}))
+
+    assert pipe().grounded_decoding  # local/smollm2, the default
+    assert not pipe(**{"lm.default.model": "openai/gpt-4o-mini"}).grounded_decoding
+    assert not pipe(**{"extraction.grounded_decoding": False}).grounded_decoding
+    assert pipe(**{"lm.default.model": "openai/gpt-4o-mini", "extraction.grounded_decoding": True}).grounded_decoding
+
+
+def test_stage1_is_offered_the_chunks_word_runs(scripted_pipeline):
+    from argus.schema import Chunk
+
+    doc = scripted_pipeline.preprocess(scripted_pipeline.read(DEMO))
+    seen = {}
+    original = scripted_pipeline.programs.stage1.forward
+
+    def record(**kwargs):
+        seen.update(kwargs)
+        return original(**kwargs)
+
+    scripted_pipeline.programs.stage1.forward = record
+    ids = [s.id for s in doc.sentences][5:9]
+    scripted_pipeline.extract_chunk(doc, Chunk(id="C1", sentence_ids=ids))
+    assert seen["phrases"] == chunk_phrases(doc.sentence(i).text for i in ids)
