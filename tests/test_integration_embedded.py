@@ -127,7 +127,14 @@ def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
     stages = {e.stage for e in ekg.ledger.entries}
     assert {"stage1"} <= stages and ekg.ledger.totals.calls >= len(ekg.chunks)
     assert ekg.ledger.totals.cost_usd == 0.0  # the embedded model is priced at 0
-    assert ekg.graph.events, "the embedded model should produce at least one grounded event"
+    # the model writes events; grounding keeps those whose trigger is in their evidence and lists the rest
+    written = ekg.graph.events + [r for r in ekg.rejected if r.kind == "event"]
+    assert written, "the embedded model should write at least one event"
+    assert all(r.reason and r.stage == "stage1" for r in ekg.rejected if r.kind in ("entity", "event"))
+    from argus.grounding import span_problems
+
+    assert span_problems(ekg) == []
+    assert all(e.mentions for e in ekg.graph.entities) and all(ev.trigger_span for ev in ekg.graph.events)
 
 
 def test_grounded_decoding_on_the_embedded_engine_writes_only_words_of_the_chunk(tmp_path):
