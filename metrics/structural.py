@@ -142,6 +142,7 @@ def structural_score(
     name: str = "structural",
     rejected: Iterable | None = None,
     ungrounded: Iterable[str] = (),
+    grounding_counts: tuple[int, int] | None = None,
 ) -> MetricResult:
     """Score ``graph`` (an ``EventGraph``/``DocumentGraph``/``Stage1Output``, a dict or a JSON string).
 
@@ -150,6 +151,8 @@ def structural_score(
     ``allowed_sentences``; with neither, coverage is not computed). ``rejected``: what grounding
     took out of the graph (``RejectedItem``s or their dicts), ``ungrounded``: ids of ungrounded
     items kept in it (a mini-graph's; document items carry ``grounded: false`` themselves).
+    ``grounding_counts``: (ungrounded, written) when the caller counts them itself
+    (``structural_for_ekg`` counts what each chunk's Stage 1 wrote, before merging).
     """
     weights = DEFAULT_WEIGHTS if weights is None else weights
     items, defects, valid, total = _coerce(graph)
@@ -193,7 +196,7 @@ def structural_score(
     components["references"] = 1.0 - bad / checks if checks else 1.0
 
     # -- grounding ---------------------------------------------------------------------------
-    components["grounding"] = _grounding(entities, events, rejected, set(ungrounded), defects)
+    components["grounding"] = _grounding(entities, events, rejected, set(ungrounded), defects, grounding_counts)
 
     # -- temporal consistency ------------------------------------------------------------------
     cls = _SameTimeClasses(ev_ids)
@@ -320,16 +323,27 @@ def structural_score(
 
 def structural_for_ekg(ekg: DocumentEKG, **kwargs) -> MetricResult:
     """The structural score of a document EKG: evidence must lie in the FACTS narrative; coverage is
-    over the narrative's fact sentences; grounding counts the EKG's rejected items."""
+    over the narrative's fact sentences; grounding is the share of the entities and events the
+    chunks' Stage 1 wrote (before merging folded restatements together) that stayed grounded: per
+    chunk, what it kept and what grounding took out (chunk-qualified ids in ``rejected``), plus what
+    grounding took out after merging."""
     allowed = [s.id for s in ekg.sentences if s.in_narrative]
     facts = [s.id for s in ekg.sentences if s.in_narrative and s.fact]
-    return structural_score(ekg.graph, allowed_sentences=allowed, fact_sentences=facts, rejected=ekg.rejected, **kwargs)
+    counts = None
+    if ekg.minigraphs:
+        items = [r for r in ekg.rejected if r.kind in ("entity", "event")]
+        per_chunk = sum(1 for r in items if ":" in r.id)
+        written = sum(len(mg.graph.entities) + len(mg.graph.events) for mg in ekg.minigraphs) + per_chunk
+        counts = (len(items) + sum(len(mg.ungrounded) for mg in ekg.minigraphs), written)
+    return structural_score(ekg.graph, allowed_sentences=allowed, fact_sentences=facts, rejected=ekg.rejected,
+                            grounding_counts=counts, **kwargs)
 
 
 _GROUNDED_STAGE = {"stage1": "stage1", "oneshot": "oneshot", "merge": "stage1"}
 
 
-def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[Defect]) -> float:
+def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[Defect],
+               counts: tuple[int, int] | None = None) -> float:
     """Share of written entities/events that are grounded; names each one that is not, for its stage."""
     out = [r if isinstance(r, dict) else r.model_dump() for r in (rejected or [])]
     out = [r for r in out if r.get("kind") in ("entity", "event")]
@@ -343,8 +357,8 @@ def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[D
     for i in flagged:
         what = f"name {i.name!r}" if hasattr(i, "aliases") else f"trigger {i.trigger!r}"
         defects.append(Defect("grounding", "stage1", f"{i.id}: {what} is not in its sentences (kept, flagged ungrounded)"))
-    written = len(entities) + len(events) + len(out)
-    return 1.0 - (len(out) + len(flagged)) / written if written else 1.0
+    bad, written = counts if counts is not None else (len(out) + len(flagged), len(entities) + len(events) + len(out))
+    return max(0.0, 1.0 - bad / written) if written else 1.0
 
 
 def _sid_order(sid: str) -> tuple[int, str]:

@@ -289,3 +289,17 @@ def test_stage1_is_offered_the_chunks_word_runs(scripted_pipeline):
     ids = [s.id for s in doc.sentences][5:9]
     scripted_pipeline.extract_chunk(doc, Chunk(id="C1", sentence_ids=ids))
     assert seen["phrases"] == chunk_phrases(doc.sentence(i).text for i in ids)
+
+
+def test_document_grounding_counts_what_each_chunk_wrote(demo_ekg):
+    """Merging folds restatements together; the share is over what the chunks' Stage 1 wrote."""
+    from argus.schema import RejectedItem
+
+    ekg = demo_ekg.model_copy(deep=True)
+    written = sum(len(mg.graph.entities) + len(mg.graph.events) for mg in ekg.minigraphs)
+    assert written > len(ekg.graph.entities) + len(ekg.graph.events)  # the scripted chunks overlap
+    ekg.rejected = [RejectedItem(kind="entity", id="C1:E9", stage="stage1", reason="name 'M1' is not in its sentences"),
+                    RejectedItem(kind="alias", id="C1:E1", stage="stage1", reason="alias dropped")]
+    r = structural_for_ekg(ekg)
+    assert r.components["grounding"] == pytest.approx(1 - 1 / (written + 1))
+    assert "C1:E9" in r.feedback_for("stage1")
