@@ -67,6 +67,8 @@ def load_ekg(path: str | Path) -> DocumentEKG:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: not a JSON file ({exc}); expected an EKG written by 'argus extract' (*.ekg.json)") from None
     if not isinstance(data, dict) or not {"doc_id", "sentences", "graph"} <= set(data):

@@ -34,8 +34,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from argus.errors import ArgusError, InputError
+from argus.errors import ArgusError
+from argus.export import load_ekg
 from argus.io import write_text_atomic
+from networkx.utils import UnionFind
 from argus.schema import DocEvent, DocumentEKG
 
 AGENT_ROLES = frozenset({
@@ -143,21 +145,16 @@ def timeline_order(ekg: DocumentEKG) -> Timeline:
     ids = [ev.id for ev in events]
     known = set(ids)
     pos = _text_order(ekg)
-    parent = {i: i for i in ids}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    same = UnionFind(ids)
     for e in ekg.graph.temporal_edges:
         if e.relation in ("SAME_TIME", "OVERLAP") and e.source in known and e.target in known:
-            a, b = find(e.source), find(e.target)
-            if a != b:
-                if pos[a] > pos[b]:
-                    a, b = b, a
-                parent[b] = a
+            same.union(e.source, e.target)
+    # a group is named by its member first in the text (whichever the union-find made its root)
+    group_of = {m: min(g, key=pos.__getitem__) for g in same.to_sets() for m in g}
+
+    def find(x: str) -> str:
+        return group_of[x]
+
     members: dict[str, list[str]] = {}
     for i in ids:
         members.setdefault(find(i), []).append(i)
@@ -1060,25 +1057,6 @@ def render_view(ekg: DocumentEKG) -> str:
 # ----------------------------------------------------------------------------- files
 
 
-def load_for_view(path: str | Path) -> DocumentEKG:
-    """``argus.export.load_ekg``, with every way a file can fail to be an EKG raised as ``InputError``."""
-    from argus.export import load_ekg
-
-    p = Path(path)
-    try:
-        return load_ekg(p)
-    except ArgusError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot be read ({exc})") from None
-    except ValueError as exc:
-        lines = [ln for ln in str(exc).splitlines() if ln.strip()][:4]
-        raise InputError(f"{p} is not a document EKG (*.ekg.json written by argus extract): "
-                         + " / ".join(ln.strip() for ln in lines)) from None
-
-
 def _safe_name(doc_id: str) -> str:
     return re.sub(r"[^\w.-]+", "_", doc_id).strip("._") or "document"
 
@@ -1089,7 +1067,7 @@ def view_path_for(ekg: DocumentEKG, folder: str | Path) -> Path:
 
 def write_view(ekg_path: str | Path, out_path: str | Path | None = None) -> Path:
     """Write the view of one EKG file (default ``<doc_id>.view.html`` beside it); returns its path."""
-    ekg = load_for_view(ekg_path)
+    ekg = load_ekg(ekg_path)
     out = Path(out_path) if out_path else view_path_for(ekg, Path(ekg_path).parent)
     return write_text_atomic(out, render_view(ekg))
 
@@ -1114,7 +1092,7 @@ def index_documents(out_dir: str | Path, out_path: str | Path | None = None) -> 
     for f in sorted(folder.glob("*.ekg.json")):
         entry = IndexEntry(file=f)
         try:
-            ekg = load_for_view(f)
+            ekg = load_ekg(f)
             entry.ekg = ekg
             entry.view = write_text_atomic(view_path_for(ekg, out.parent), render_view(ekg))
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the index
