@@ -26,7 +26,6 @@ def contract_problems(ekg: DocumentEKG, source_text: str | None = None) -> list[
     ids = {s.id for s in ekg.sentences}
     if source_text is not None and ekg.text and source_text != ekg.text:
         problems.append("text: the EKG's text differs from its source file (the file changed since extraction?)")
-        source_text = ekg.text
     source_text = ekg.text or source_text
     if ekg.text:
         from argus.grounding import span_problems

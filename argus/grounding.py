@@ -131,10 +131,6 @@ class Aligner:
     spans: dict[str, tuple[int, int]]
     _cache: dict[str, _Sentence] = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def for_ekg(cls, ekg: DocumentEKG) -> "Aligner":
-        return cls(ekg.text, {s.id: tuple(s.span) for s in ekg.sentences})
-
     def _sentence(self, sid: str) -> _Sentence | None:
         if sid not in self._cache:
             span = self.spans.get(sid)
@@ -268,16 +264,16 @@ def ground_items(
         data = item.model_dump(mode="json") if hasattr(item, "model_dump") else item
         rejected.append(RejectedItem(kind=kind, id=f"{prefix}{item_id}", stage=stage, reason=reason, item=data))
 
-    evidence_of: dict[str, list[str]] = {}
+    evidence_of: dict[str, dict[str, None]] = {}  # entity → the evidence of its events, in order, once each
     for ev in graph.events:
         for p in ev.participants:
-            evidence_of.setdefault(p.entity, []).extend(s for s in ev.evidence if s not in evidence_of.get(p.entity, []))
+            evidence_of.setdefault(p.entity, {}).update(dict.fromkeys(ev.evidence))
 
     # ---- entities
     kept_entities = []
     for ent in graph.entities:
         where = list(scope_of(ent)) if scope_of else list(scope)
-        first = [s for s in evidence_of.get(ent.id, []) if s in where]
+        first = [s for s in evidence_of.get(ent.id, {}) if s in where]
         ordered = first + [s for s in where if s not in first]
         found: dict[str, list[Mention]] = {}
         for form in dict.fromkeys([ent.name, *ent.aliases]):

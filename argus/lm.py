@@ -151,6 +151,10 @@ ENUM_LIMIT = 64
 _PATTERN_SAFE = re.compile(r"^[^\\\[\]^{}|*+\"\x00-\x1f]+$")
 
 
+_PATTERN_LITERAL = frozenset(" ’‘“”§,;:'&%#@!~`<>=_")
+"""Characters written as themselves in a pattern; any other non-alphanumeric one goes in a class."""
+
+
 def choices_pattern(values) -> str:
     """An anchored regular expression matching exactly ``values``, written as a character prefix
     tree; special characters go in one-character classes (``[.]``), which llama.cpp's grammar
@@ -165,7 +169,7 @@ def choices_pattern(values) -> str:
         node[""] = {}
 
     def emit(node: dict) -> str:
-        alts = [(ch if ch.isalnum() or ch in " ’‘“”§,;:'&%#@!~`<>=_-" and ch != "-" else f"[{ch}]") + emit(child)
+        alts = [(ch if ch.isalnum() or ch in _PATTERN_LITERAL else f"[{ch}]") + emit(child)
                 for ch, child in node.items() if ch != ""]
         if not alts:
             return ""

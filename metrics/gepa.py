@@ -99,7 +99,7 @@ class GraphMetric:
         if example_id is None:
             return None
         try:
-            body = json.dumps(_as_plain(outputs), sort_keys=True, default=str)
+            body = json.dumps(_as_plain(outputs, ("rejected",)), sort_keys=True, default=str)
         except (TypeError, ValueError):
             return None
         return f"{example_id}:{hashlib.sha256(body.encode()).hexdigest()}"
@@ -139,9 +139,7 @@ class GraphMetric:
             from argus.schema import EventGraph
 
             try:
-                plain = _as_plain(outputs)
-                plain.pop("rejected")
-                graph = EventGraph.model_validate(plain)
+                graph = EventGraph.model_validate(_as_plain(outputs))
             except Exception:
                 graph = None
             if graph is not None:
@@ -166,9 +164,10 @@ class GraphMetric:
         return dspy.Prediction(score=result.score, feedback=feedback)
 
 
-def _as_plain(outputs: dict) -> dict:
+def _as_plain(outputs: dict, extra: tuple[str, ...] = ()) -> dict:
+    """The graph's item lists (and the ``extra`` lists, e.g. ``rejected``) as plain dicts."""
     plain = {}
-    for k in ("entities", "events", "temporal_edges", "causal_edges", "rejected"):
+    for k in ("entities", "events", "temporal_edges", "causal_edges", *extra):
         items = outputs.get(k) or []
         plain[k] = [i.model_dump() if hasattr(i, "model_dump") else i for i in items]
     return plain
