@@ -33,7 +33,8 @@ def __getattr__(name):  # lazy: importing argus stays cheap (no DSPy / torch unt
 
 
 def extract(source, config=None):
-    """Run the staged pipeline on one complaint (a path or a ``RawDocument``) and return its EKG."""
+    """Run the pipeline (its configured design, ``extraction.design``) on one complaint (a path or a
+    ``RawDocument``) and return its EKG."""
     from argus.pipeline import ArgusPipeline
 
     return ArgusPipeline(config).extract(source)

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from argus.config import ArgusConfig
-from argus.errors import ArgusError
+from argus.errors import ArgusError, ConfigError
 from argus.export import write_ekg
 from argus.io import append_jsonl_line, write_text_atomic
 from argus.ledger import CostLedger, LedgerEntry
@@ -115,6 +115,21 @@ def _error(label: str, exc: BaseException, doc_id: str | None = None) -> dict:
     return {"source": label, "doc_id": doc_id, "error": type(exc).__name__, "message": str(exc)}
 
 
+METHODS = ("staged", "chunked", "sentence", "oneshot", "floor")
+"""What ``argus extract --method`` runs: ``staged`` (the configured design, ``extraction.design``),
+``chunked`` or ``sentence`` (that design whatever the configuration says), ``oneshot`` (the one-call
+baseline), ``floor`` (keyword rules, no language model)."""
+
+
+def method_runner(pipe, method: str):
+    """The pipeline method that extracts one document by ``method`` (one of ``METHODS``)."""
+    runners = {"staged": pipe.extract, "chunked": pipe.extract_chunked, "sentence": pipe.extract_by_sentence,
+               "oneshot": pipe.extract_oneshot, "floor": pipe.extract_floor}
+    if method not in runners:
+        raise ConfigError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    return runners[method]
+
+
 def extract_document(pipe, index: int, label: str, item, method: str = "staged") -> DocumentResult:
     """Run one document through ``pipe``; any failure of the document (a project error, or a defect)
     comes back as its ``error``, never raised — except ``OSError`` of this machine (disk, permissions)."""
@@ -124,7 +139,7 @@ def extract_document(pipe, index: int, label: str, item, method: str = "staged")
     if isinstance(item, BaseException):
         return DocumentResult(index, label, None, None, _error(label, item), [], 0.0)
     try:
-        ekg = pipe.extract_oneshot(item, ledger=ledger) if method == "oneshot" else pipe.extract(item, ledger=ledger)
+        ekg = method_runner(pipe, method)(item, ledger=ledger)
     except ArgusError as exc:
         return DocumentResult(index, label, doc_id, None, _error(label, exc, doc_id), ledger.entries,
                               time.perf_counter() - t0)

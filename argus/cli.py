@@ -4,7 +4,8 @@
     argus train-facts --out FILE           train the Fact/Non-Fact classifier
     argus validate OUT_DIR                 check EKG files against the output contract (spans included)
     argus view EKG.json | OUT_DIR [-o F]   one self-contained HTML page per EKG (and a batch index)
-    argus eval GOLD... --out DIR           staged vs one-shot against gold, structural, judges, agreement
+    argus eval GOLD... --out DIR           floor, pipeline and one-shot against gold, structural, judges, agreement
+    argus train-events --out FILE          train the sentence design's event heads (type, trigger)
     argus annotate export|report …         human-evaluation sheets and their agreement statistics
     argus schema                           print the EKG JSON Schema
     argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
@@ -70,7 +71,13 @@ def extract(
     api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server for --model"),
     fact_mode: Optional[str] = typer.Option(None, "--fact-mode", help="classifier | hybrid | llm"),
     tau: Optional[float] = typer.Option(None, "--tau", help="fact-classifier confidence threshold"),
-    method: str = typer.Option("staged", "--method", help="staged (the pipeline) or oneshot (the baseline)"),
+    method: str = typer.Option(
+        "staged", "--method",
+        help="staged (the pipeline, its configured design), chunked, sentence, oneshot (the one-call baseline) or floor "
+             "(keyword rules, no language model)"),
+    design: Optional[str] = typer.Option(
+        None, "--design", help="the pipeline's design: sentence (the default: one event per fact sentence, by choices) "
+                               "or chunked (Stage 1 writes each chunk's graph)"),
     no_resolver: bool = typer.Option(False, "--no-resolver", help="skip LLM cross-chunk resolution"),
     framenet_hints: bool = typer.Option(False, "--framenet-hints", help="give Stage 1 FrameNet-style frame hints"),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="DSPy cache directory"),
@@ -105,8 +112,12 @@ def extract(
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
 
-    if method not in ("staged", "oneshot"):
-        raise typer.BadParameter("--method must be staged or oneshot")
+    from argus.batch import METHODS
+
+    if method not in METHODS:
+        raise typer.BadParameter(f"--method must be one of {', '.join(METHODS)}")
+    if design is not None and design not in ("chunked", "sentence"):
+        raise typer.BadParameter("--design must be chunked or sentence")
     if engine not in ("local", "ray"):
         raise typer.BadParameter("--engine must be local or ray")
     if engine != "ray" and (address is not None or actors is not None):
@@ -116,6 +127,8 @@ def extract(
     try:
         overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars,
                                keep_ungrounded, grounded_decoding)
+        if design:
+            overrides["extraction.design"] = design
         pipeline = None
         if frontier is not None:
             from optimizers.deploy import member_pipeline
@@ -144,6 +157,16 @@ def extract(
     raise typer.Exit(0 if report.ok else 1)
 
 
+def _eval_methods(methods: list[str], no_oneshot: bool) -> tuple[str, ...]:
+    """The methods ``argus eval`` compares: the floor first (every method is read against it)."""
+    from argus.evaluation import METHODS
+
+    chosen = list(dict.fromkeys(methods or METHODS))
+    if no_oneshot and "oneshot" in chosen:
+        chosen.remove("oneshot")
+    return tuple(["floor"] + [m for m in chosen if m != "floor"])
+
+
 @app.command("eval")
 def eval_command(
     gold: list[Path] = typer.Argument(..., help="Annotated complaint folders (complaint.txt + gold.json) or split folders of them"),
@@ -151,7 +174,10 @@ def eval_command(
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
     staged: Optional[Path] = typer.Option(None, "--staged", help="Existing staged outputs (*.ekg.json); default OUT/staged"),
     oneshot: Optional[Path] = typer.Option(None, "--oneshot", help="Existing one-shot outputs; default OUT/oneshot"),
-    no_oneshot: bool = typer.Option(False, "--no-oneshot", help="Evaluate the staged pipeline only (no pairwise tables)"),
+    no_oneshot: bool = typer.Option(False, "--no-oneshot", help="Leave the one-shot baseline out (no pairwise tables)"),
+    methods: list[str] = typer.Option(
+        [], "--method", help="Method to evaluate, repeatable: floor, staged, chunked, sentence, oneshot (default: floor, "
+                             "staged, oneshot); the floor is always added"),
     no_run: bool = typer.Option(False, "--no-run", help="Do not run the pipeline for documents without outputs"),
     judge: list[str] = typer.Option([], "--judge", help="Judge model, repeatable (default: the config's judge stage)"),
     no_judge: bool = typer.Option(False, "--no-judge", help="Skip all LLM judging"),
@@ -175,7 +201,7 @@ def eval_command(
     try:
         cfg = ArgusConfig.load(config, overrides)
         report = run_evaluation(gold, out, cfg, staged_dir=staged, oneshot_dir=oneshot,
-                                methods=("staged",) if no_oneshot else ("staged", "oneshot"),
+                                methods=_eval_methods(methods, no_oneshot),
                                 run_missing=not no_run, use_judges=not no_judge)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
@@ -183,7 +209,7 @@ def eval_command(
     from rich.console import Console
 
     console = Console()
-    for name in ("gold_summary", "quality", "merge", "pairwise", "stability"):
+    for name in ("gold_summary", "vs_floor", "quality", "merge", "pairwise", "stability"):
         df = report.tables.get(name)
         if df is not None and not df.empty:
             console.print(f"[bold]{TITLES.get(name, name)}[/bold]")
@@ -323,6 +349,42 @@ def train_facts(
     typer.echo(f"trained on {len(texts)} sentences in {secs:.1f}s → {out}")
     if figures:
         typer.echo(f"{eval_split}: " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
+
+
+@app.command("train-events")
+def train_events(
+    out: Path = typer.Option(Path("event_heads.json"), "--out", "-o", help="Heads JSON file"),
+    encoder: str = typer.Option("embedded", "--encoder", help="sentence-transformers model name, or 'embedded'"),
+    splits: str = typer.Option("train", "--splits", help="comma-separated splits of us_complaints to train on"),
+    report: bool = typer.Option(False, "--report", help="also measure the heads with folds over the complaints (every "
+                                                          "choice inside the fold) and record the figures in the file"),
+    folds: int = typer.Option(6, "--folds", min=2, help="with --report: folds over complaints"),
+):
+    """Train the sentence design's event heads (event type, trigger word) on the annotated complaints.
+
+    The written heads are fitted on every complaint of the given splits; --report adds their
+    cross-validated figures. The shipped heads (argus/resources/event_heads_minilm.json) are trained
+    on the train split, so the dev complaints stay unseen."""
+    from argus.errors import ArgusError
+    from argus.event_heads import annotated_folders, cross_validate, labeled_complaints, train_event_heads
+
+    try:
+        t0 = time.perf_counter()
+        docs = labeled_complaints(annotated_folders([s.strip() for s in splits.split(",") if s.strip()]))
+        heads = train_event_heads(docs, encoder=encoder)
+        if report:
+            cv = cross_validate(docs, k=folds, encoder=encoder)
+            heads.meta["cross_validation"] = cv.as_dict()
+            typer.echo(f"cross-validated over {len(docs)} complaints ({cv.folds} folds): type accuracy "
+                       f"{cv.type_accuracy:.3f} (on event sentences {cv.type_accuracy_on_events:.3f}), "
+                       f"trigger top-1 {cv.trigger_top1:.3f}")
+        heads.meta["splits"] = splits
+        heads.save(out)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"trained on {heads.meta['n_sentences']} sentences of {len(docs)} complaints in "
+               f"{time.perf_counter() - t0:.1f}s → {out}")
 
 
 def _fallback_fn(model: str, docs):

@@ -149,7 +149,7 @@ def credential_env(config: ArgusConfig, environ=None) -> dict[str, str]:
     environ = os.environ if environ is None else environ
     names: set[str] = set()
     prefixes: set[str] = set()
-    for stage in (*PIPELINE_STAGES, "oneshot"):
+    for stage in (*PIPELINE_STAGES, "sentence", "oneshot"):
         spec = config.lm.for_stage(stage)
         if spec.api_key_env:
             names.add(spec.api_key_env)

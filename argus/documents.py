@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from argus.caption import Caption
+
 SectionKind = Literal[
     "caption", "intro", "jurisdiction", "parties", "procedural", "facts", "count", "prayer", "other"
 ]
@@ -67,6 +69,7 @@ class Document(BaseModel):
     )
     warnings: list[str] = Field(default_factory=list)
     metadata: dict = Field(default_factory=dict)
+    caption: "Caption | None" = Field(default=None, description="What the caption says (argus.caption.read_caption)")
     _sid_index: dict[str, Sentence] | None = PrivateAttr(default=None)
 
     def sentence(self, sid: str) -> Sentence:

@@ -110,3 +110,35 @@ def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64)
         while len(_RECENT) > RECENT_ENCODINGS:
             _RECENT.popitem(last=False)
     return vectors.copy()
+
+
+def encode_words(texts: list[str], spans: list[list[tuple[int, int]]], name: str = EMBEDDED_ENCODER,
+                 batch_size: int = 32) -> list:
+    """Contextual vectors of words: for each text, an array (len(spans[i]), d) holding, for every
+    ``[start, end)`` word span, the mean of the encoder's token embeddings inside it (zeros where the
+    encoder truncated the text before the word)."""
+    import numpy as np
+
+    model = load_encoder(name)
+    dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+    if not texts:
+        return []
+
+    def run():
+        tokens = model.encode(list(texts), batch_size=batch_size, output_value="token_embeddings",
+                              convert_to_numpy=False, show_progress_bar=False)
+        enc = model.tokenizer(list(texts), return_offsets_mapping=True, truncation=True,
+                              max_length=model.max_seq_length)
+        out = []
+        for t, emb, offsets, words in zip(texts, tokens, enc["offset_mapping"], spans):
+            emb = emb.detach().cpu().numpy() if hasattr(emb, "detach") else np.asarray(emb)
+            rows = np.zeros((len(words), dim), dtype="float32")
+            for k, (a, b) in enumerate(words):
+                idx = [j for j, (s, e) in enumerate(offsets) if e > s and s >= a and e <= b and j < len(emb)]
+                if idx:
+                    rows[k] = emb[idx].mean(axis=0)
+            out.append(rows)
+        return out
+
+    with _ENCODING:
+        return _ENCODER_THREAD.submit(run).result()

@@ -28,7 +28,10 @@ from argus.io import write_text_atomic
 from argus.ledger import CostLedger
 from argus.schema import DocumentEKG
 
-METHODS = ("staged", "oneshot")
+METHODS = ("floor", "staged", "oneshot")
+"""What ``argus eval`` compares by default: the floor (no language model), the pipeline's configured
+design and the one-shot baseline; ``chunked`` and ``sentence`` name a design whatever the
+configuration says (``argus.batch.METHODS``)."""
 
 
 @dataclass
@@ -55,6 +58,9 @@ TITLES = {
     "judge": "Judge scores (criteria 1–5 mapped to [0, 1])",
     "quality": "Quality (weighted structural + judge) and cost per document",
     "merge": "Document-level merging (as in the ARGUS paper's Table 5)",
+    "vs_floor": "Each method against the floor (no language model): mean relaxed F1 over documents with a 95 % "
+                "bootstrap interval, the paired difference to the floor with its 95 % paired bootstrap interval, "
+                "and on how many documents the method scores at least the floor",
     "pairwise": "Staged (A) versus one-shot (B): pairwise preference (as in Table 7)",
     "pairwise_judgments": "Pairwise judgments",
     "stability": "Judge stability under temperature variation (as in Table 11)",
@@ -110,12 +116,17 @@ def run_evaluation(
     staged_dir: str | Path | None = None,
     oneshot_dir: str | Path | None = None,
     methods: tuple[str, ...] = METHODS,
+    method_dirs: dict[str, str | Path] | None = None,
     run_missing: bool = True,
     use_judges: bool = True,
     judge_factory: Callable[[LMSpec, str, CostLedger], object] | None = None,
     console=None,
 ) -> EvalReport:
-    """Run the protocol and write ``OUT/tables/*.csv|md`` and ``OUT/report.md``."""
+    """Run the protocol and write ``OUT/tables/*.csv|md`` and ``OUT/report.md``.
+
+    Each method's graphs come from ``method_dirs[method]`` (``staged_dir`` / ``oneshot_dir`` for those
+    two), by default ``OUT/<method>``, and are produced there first where missing (``run_missing``).
+    """
     from rich.console import Console
 
     from metrics.gold import load_gold, score_document
@@ -132,8 +143,13 @@ def run_evaluation(
     report = EvalReport(out_dir=out, ledger=CostLedger(path=out / "ledger.jsonl"))
 
     # ---- graphs
-    folders = {"staged": Path(staged_dir) if staged_dir else out / "staged",
-               "oneshot": Path(oneshot_dir) if oneshot_dir else out / "oneshot"}
+    from argus.batch import METHODS as RUNNABLE
+
+    unknown = [m for m in methods if m not in RUNNABLE]
+    if unknown:
+        raise InputError(f"unknown method(s) {unknown}; known: {', '.join(RUNNABLE)}")
+    given = {"staged": staged_dir, "oneshot": oneshot_dir, **(method_dirs or {})}
+    folders = {m: Path(given[m]) if given.get(m) else out / m for m in methods}
     ekgs: dict[str, dict[str, DocumentEKG]] = {}
     for method in methods:
         folder = folders[method]
@@ -222,6 +238,8 @@ def run_evaluation(
         q = pd.concat([q, _mean_rows(q, ["structural", "judge", "quality", "cost_usd", "tokens", "lm_calls", "seconds"])], ignore_index=True)
     tables["quality"] = q
     tables["merge"] = pd.DataFrame(merge_rows)
+    if gold_rows and "floor" in methods:
+        tables["vs_floor"] = floor_comparison(tables["gold_matching"])
 
     # ---- pairwise preference and stability
     if judges and set(methods) >= {"staged", "oneshot"}:
@@ -229,6 +247,39 @@ def run_evaluation(
 
     _write(report, out)
     return report
+
+
+FLOOR_METRICS = ("relaxed_events_f1", "relaxed_entities_f1", "relaxed_temporal_f1", "relaxed_causal_f1")
+
+
+def floor_comparison(gold_matching: pd.DataFrame, metrics: tuple[str, ...] = FLOOR_METRICS,
+                     seed: int = 0) -> pd.DataFrame:
+    """One row per method and metric: its mean over documents with a 95 % percentile-bootstrap
+    interval, the floor's mean on the same documents, the paired difference with its 95 % paired
+    bootstrap interval (``argus.experiments.stats.paired_bootstrap_ci``) and the documents where the
+    method scores at least the floor. Only documents both have graphs for are paired."""
+    from argus.experiments.stats import paired_bootstrap_ci
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    df = gold_matching
+    floor = df[df["method"] == "floor"].set_index("doc_id")
+    rows = []
+    for method, g in df.groupby("method", sort=False):
+        g = g.set_index("doc_id")
+        docs = [d for d in g.index if d in floor.index]
+        for metric in metrics:
+            if metric not in g or not docs:
+                continue
+            a = g.loc[docs, metric].astype(float).to_numpy()
+            b = floor.loc[docs, metric].astype(float).to_numpy()
+            lo, hi = bootstrap_ci(a, seed=seed)
+            row = {"method": method, "metric": metric, "documents": len(docs), "mean": a.mean(), "ci_low": lo,
+                   "ci_high": hi, "floor_mean": b.mean()}
+            if method != "floor":
+                d, dlo, dhi = paired_bootstrap_ci(a, b, seed=seed)
+                row.update(delta=d, delta_low=dlo, delta_high=dhi, at_least_floor=int((a >= b).sum()))
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _default_judge(spec: LMSpec, name: str, ledger: CostLedger):

@@ -60,7 +60,7 @@ def load_ekg(path: str | Path) -> DocumentEKG:
     import pydantic
 
     from argus.errors import InputError
-    from argus.schema import SCHEMA_VERSION
+    from argus.schema import READABLE_VERSIONS, SCHEMA_VERSION
 
     path = Path(path)
     try:
@@ -77,7 +77,7 @@ def load_ekg(path: str | Path) -> DocumentEKG:
     version = str(data.get("schema_version", "1.0"))
     if version == "1.0" and SCHEMA_VERSION != "1.0":
         data = _upgrade_1_0(path, data)
-    elif version != SCHEMA_VERSION:
+    elif version not in READABLE_VERSIONS:
         raise InputError(f"{path}: EKG schema {version}, which this version of argus (schema {SCHEMA_VERSION}) cannot "
                          "read; upgrade argus or re-run 'argus extract'")
     try:

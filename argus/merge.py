@@ -346,3 +346,16 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
             log.append(MergeDecision(action="add_edge", items=[a, b], rule=f"resolver:{r.model}",
                                      reason=f"{r.relation}: {r.reason}"))
     return new, log
+
+
+def add_date_edges(graph: DocumentGraph, edges, log: list[MergeDecision]) -> int:
+    """Add (source, target, relation, evidence) temporal edges read from explicit dates
+    (``argus.sentence_design.date_edges``), origin ``dates``; a relation Stage 2 already drew is
+    not doubled. Returns how many were added."""
+    added = 0
+    for s, t, relation, evidence in edges:
+        if _add_edge(graph, "temporal", s, t, relation, evidence, "dates", log):
+            log.append(MergeDecision(action="add_edge", items=[s, t], rule="dates",
+                                     reason=f"{relation}: both events state explicit dates"))
+            added += 1
+    return added

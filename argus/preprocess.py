@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable
 
+from argus.caption import read_caption
 from argus.documents import Document, RawDocument, Section, Sentence, SectionKind
 
 # ----------------------------------------------------------------------------- page furniture
@@ -481,6 +482,10 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
             "sentences that read like instructions to a language model were found and are treated as "
             f"complaint content only: {', '.join(suspicious[:20])}"
         )
+    caption_end = next((s.span[0] for s in sections if s.kind != "caption"), None) if sections else None
+    caption = read_caption(text, caption_end) if sections and sections[0].kind == "caption" else None
+    if caption is not None:
+        warnings.extend(caption.notes)
     return Document(
         doc_id=raw.doc_id,
         source=raw.source,
@@ -491,4 +496,5 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         narrative_ids=facts,
         warnings=warnings,
         metadata=dict(raw.metadata),
+        caption=caption,
     )

@@ -19,12 +19,21 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from argus.caption import Caption
 from argus.ledger import LedgerEntry, Totals
 
-SCHEMA_VERSION = "1.1"
-"""1.1: character grounding (``DocumentEKG.text``, entity ``mentions``, event ``trigger_span``,
-``rejected``). 1.0 files are upgraded on reading when their source file is at hand
-(``argus.export.load_ekg``)."""
+SCHEMA_VERSION = "1.2"
+"""1.2: the caption read from the filing (``DocumentEKG.caption``) and the extraction designs
+``sentence`` and ``floor`` (``DocumentEKG.method``). 1.1: character grounding (``DocumentEKG.text``,
+entity ``mentions``, event ``trigger_span``, ``rejected``). 1.1 files read as they are; 1.0 files are
+upgraded on reading when their source file is at hand (``argus.export.load_ekg``)."""
+
+READABLE_VERSIONS = ("1.1", "1.2")
+"""Schema versions that validate as this version's ``DocumentEKG`` without an upgrade."""
+
+METHODS = ("staged", "sentence", "oneshot", "floor")
+"""How a graph was made: ``staged`` (the chunked two-stage design), ``sentence`` (the sentence-level
+design), ``oneshot`` (the one-call baseline), ``floor`` (no language model: keyword rules)."""
 
 
 EntityKind = Literal["person", "organization", "group", "document", "location", "other"]
@@ -205,7 +214,7 @@ class DocEvent(Event):
 
 
 class DocTemporalEdge(TemporalEdge):
-    origin: str = Field(description="'C2' (Stage 2 of that chunk) or 'resolver'")
+    origin: str = Field(description="'C2' (Stage 2 of that chunk), 'resolver', or 'dates' (explicit dates in order)")
 
 
 class DocCausalEdge(CausalEdge):
@@ -263,10 +272,13 @@ class DocumentEKG(_Strict):
     schema_version: str = SCHEMA_VERSION
     doc_id: str
     source: str
-    method: Literal["staged", "oneshot"] = "staged"
+    method: Literal["staged", "sentence", "oneshot", "floor"] = Field(
+        default="staged", description="staged: chunked two-stage design; sentence: sentence-level design; oneshot: "
+                                      "one-call baseline; floor: keyword rules, no language model")
     created: str
     models: dict[str, str] = Field(description="Model string per stage (no keys, no API bases)")
     facts_section_found: bool
+    caption: Caption | None = Field(default=None, description="Parties, court and case number read from the caption")
     text: str = Field(default="", description="The original text, exactly as read; every span indexes it")
     warnings: list[str] = Field(default_factory=list)
     sentences: list[SentenceRecord]

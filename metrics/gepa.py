@@ -29,7 +29,9 @@ from metrics.base import Defect, MetricResult, precision_recall_f1, weighted_mea
 from metrics.structural import structural_score
 
 #: predictor-name fragments → the stage whose defects it can fix
-_STAGE_OF_PREDICTOR = (("stage2", "stage2"), ("relate", "stage2"), ("stage1", "stage1"), ("extract", "stage1"))
+#: (the sentence design's choice program writes the events, so the Stage 1 defects are its to fix)
+_STAGE_OF_PREDICTOR = (("stage2", "stage2"), ("relate", "stage2"), ("stage1", "stage1"), ("extract", "stage1"),
+                       ("sentence_events", "stage1"))
 
 
 def _get(example: Any, key: str, default=None):

@@ -339,7 +339,7 @@ def structural_for_ekg(ekg: DocumentEKG, **kwargs) -> MetricResult:
                             grounding_counts=counts, **kwargs)
 
 
-_GROUNDED_STAGE = {"stage1": "stage1", "oneshot": "oneshot", "merge": "stage1"}
+_GROUNDED_STAGE = {"stage1": "stage1", "oneshot": "oneshot", "merge": "stage1", "sentence": "stage1", "floor": "floor"}
 
 
 def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[Defect],

@@ -86,7 +86,7 @@ import dspy
 from argus.config import LMSpec
 from argus.engine import EngineCrashError
 from argus.errors import ConfigError
-from argus.io import write_json_atomic
+from argus.io import append_jsonl_line, write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.config import AUX_PROGRAMS, CampaignConfig
@@ -106,7 +106,10 @@ from optimizers.storage import (
 
 _log = logging.getLogger("argus")
 
-EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict"}
+EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict",
+             "sentence_events": "programs.sentence_events.choose.predict"}
+#: the evolvable programs each extraction design runs (a trial evolves only what its design calls)
+DESIGN_PROGRAMS = {"chunked": ("stage1", "stage2"), "sentence": ("sentence_events", "stage2")}
 
 
 def _hash(obj: Any, n: int = 12) -> str:
@@ -291,8 +294,15 @@ class Campaign:
         return DocumentQuality(m.weights, structural_weights=m.structural_weights, coverage_target=m.coverage_target,
                                judge=self._judge(judge_model))
 
-    def _evolvable(self) -> list[str]:
-        return [EVOLVABLE[p] for p in self.config.programs if p in EVOLVABLE]
+    def _evolvable(self, settings: dict | None = None) -> list[str]:
+        """Predictor names GEPA evolves: the campaign's programs that the trial's design runs (Stage 2
+        only where that design runs it)."""
+        design = (settings or {}).get("extraction") or "chunked"
+        names = [p for p in self.config.programs if p in EVOLVABLE and p in DESIGN_PROGRAMS[design]]
+        if design == "sentence" and "stage2" in names and (settings or {}).get("task_model") \
+                and not self.pipeline(settings).sentence_stage2:
+            names.remove("stage2")
+        return [EVOLVABLE[p] for p in names]
 
     def _aux_programs(self) -> list[str]:
         return [p for p in self.config.programs if p in AUX_PROGRAMS]
@@ -319,8 +329,9 @@ class Campaign:
             pairs = min(cfg.merge.max_pairs, chunks * cfg.merge.top_k) if cfg.merge.resolver and chunks > 1 else 0
             per_doc.append((1 if cfg.chunking.use_llm and facts > cfg.chunking.max_sentences else 0) + 2 * chunks * retries + pairs)
         calls_per_doc = sum(per_doc) / max(1, len(per_doc))
-        candidates = 1 + (b.max_metric_calls // max(1, 2 * self.config.reflection_minibatch_size) if self._evolvable() else 0)
-        gepa = b.max_metric_calls * 2 * retries * (1 if self._evolvable() else 0)
+        evolves = any(self._evolvable({"extraction": d}) for d in (self.config.space.extraction or ["chunked"]))
+        candidates = 1 + (b.max_metric_calls // max(1, 2 * self.config.reflection_minibatch_size) if evolves else 0)
+        gepa = b.max_metric_calls * 2 * retries * (1 if evolves else 0)
         aux = len(self._aux_programs()) * b.max_metric_calls * 2
         reflection = (1 + len(self._aux_programs())) * max(1, b.max_metric_calls // max(1, self.config.reflection_minibatch_size))
         deploy = candidates * len(splits["val"]) * calls_per_doc + 2 * len(splits["test"]) * calls_per_doc
@@ -515,7 +526,7 @@ class Campaign:
         return result
 
     _SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
-                   "judge_model")
+                   "judge_model", "extraction")
 
     # -------------------------------------------------------------- trials: positions, claims, heartbeats
     def _plan(self) -> list[dict | None]:
@@ -752,7 +763,7 @@ class Campaign:
             "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
             "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
         }
-        for key in ("stage2_model", "reflection_model", "judge_model"):
+        for key in ("stage2_model", "reflection_model", "judge_model", "extraction"):
             choices = getattr(cfg.space, key)
             if choices:
                 settings[key] = trial.suggest_categorical(key, choices)
@@ -821,13 +832,13 @@ class Campaign:
             return [(c["instructions"], c["parent"]) for c in found]
         student = self.pipeline(settings, aux)
         candidates: list[tuple[dict[str, str], int | None]] = [(instructions_of(student), None)]
-        evolvable = self._evolvable()
+        evolvable = self._evolvable(settings)
         if evolvable:
             log_dir = trial_dir / (f"gepa.{self.worker}" if self._rdb else "gepa")
             shutil.rmtree(log_dir, ignore_errors=True)  # a cut-short search is never continued as if it were final
             gepa = dspy.GEPA(
                 metric=self._chunk_metric(settings.get("judge_model")),
-                instruction_proposer=TextInstructionProposer(reflection_lm),
+                instruction_proposer=TextInstructionProposer(reflection_lm, on_fallback=self._reflection_fallback(iteration)),
                 max_metric_calls=self.config.budget.max_metric_calls,
                 reflection_lm=reflection_lm,
                 reflection_minibatch_size=self.config.reflection_minibatch_size,
@@ -853,6 +864,14 @@ class Campaign:
                     candidates.append((instructions_of(cand), parent))
         self._art.put(name, [{"instructions": c, "parent": p} for c, p in candidates])
         return candidates
+
+    def _reflection_fallback(self, iteration: int):
+        """A callback that records a reflection that kept its parent's instruction in ``RUN/campaign.log.jsonl``."""
+        def record(component: str, reason: str) -> None:
+            append_jsonl_line(self.run_dir / "campaign.log.jsonl", json.dumps({
+                "time": _now(), "worker": self.worker, "trial": iteration, "event": "reflection_fallback",
+                "component": component, "reason": reason}, ensure_ascii=False))
+        return record
 
     def _aux_path(self, settings: dict, prog: str) -> Path:
         return self.run_dir / self._aux_name(settings, prog)
@@ -889,7 +908,8 @@ class Campaign:
         best = seed
         log_dir = path.parent / (f"gepa-{prog}.{self.worker}" if self._rdb else f"gepa-{prog}")
         shutil.rmtree(log_dir, ignore_errors=True)
-        gepa = dspy.GEPA(metric=metric, instruction_proposer=TextInstructionProposer(reflection_lm),
+        gepa = dspy.GEPA(metric=metric, instruction_proposer=TextInstructionProposer(
+            reflection_lm, on_fallback=self._reflection_fallback(iteration)),
                          max_metric_calls=self.config.budget.max_metric_calls, reflection_lm=reflection_lm,
                          reflection_minibatch_size=self.config.reflection_minibatch_size, track_stats=True,
                          log_dir=str(log_dir), seed=self.config.seed, num_threads=self.num_threads,

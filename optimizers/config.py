@@ -53,6 +53,9 @@ class SpaceSpec(_Strict):
     temperature: list[float] = Field(default_factory=lambda: [0.0])
     max_retries: list[int] = Field(default_factory=lambda: [0])
     framenet_hints: list[bool] = Field(default_factory=lambda: [False])
+    extraction: list[Literal["chunked", "sentence"]] | None = Field(
+        default=None, description="Extraction designs to search (None: chunked): the frontier then holds members "
+                                  "of each design and chooses by quality and cost")
 
 
 class ModelsSpec(_Strict):
@@ -94,9 +97,10 @@ class ConcurrencySpec(_Strict):
 
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    programs: list[Literal["stage1", "stage2", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
+    programs: list[Literal["stage1", "stage2", "sentence_events", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
         default_factory=lambda: ["stage1", "stage2"],
-        description="Stage 1 / Stage 2 evolve jointly inside the pipeline on chunk examples; fact_fallback, chunker, "
+        description="Stage 1 / Stage 2 (chunked design) and sentence_events / Stage 2 (sentence design) evolve jointly "
+        "inside the pipeline on chunk examples, each trial the programs its design runs; fact_fallback, chunker, "
         "resolver and qa each evolve on their own examples and metric and their best candidate joins every member "
         "of the trial. Every member is then scored and priced by deployment runs of the whole pipeline",
     )

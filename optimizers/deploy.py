@@ -1,8 +1,8 @@
 """From a member's settings and instructions to a runnable ``ArgusPipeline``: one code path for the
 campaign's deployment runs and for ``argus extract --frontier`` / ``argus frontier verify``.
 
-A member's ``manifest.json`` holds the settings it was evaluated with (models per stage,
-temperature, retries, FrameNet hints, the campaign's ``pipeline`` overrides) and ``programs.json``
+A member's ``manifest.json`` holds the settings it was evaluated with (extraction design, models
+per stage, temperature, retries, FrameNet hints, the campaign's ``pipeline`` overrides) and ``programs.json``
 the DSPy JSON state of ``programs.ArgusPrograms`` with its evolved instructions. A campaign prices
 a candidate by running :func:`pipeline_for` on whole documents with the candidate's instructions;
 deployment runs :func:`pipeline_for` with the member's ``programs.json``. The rest of the
@@ -19,7 +19,7 @@ from argus.config import ArgusConfig
 from argus.errors import InputError
 
 #: the stages whose model a member fixes: Stage 2 may have its own, every other stage runs the task model
-MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver")
+MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence")
 
 
 def member_models(settings: dict) -> dict[str, str]:
@@ -43,6 +43,9 @@ def member_overrides(settings: dict) -> dict:
         o["extraction.max_retries"] = settings["max_retries"]
     if settings.get("framenet_hints") is not None:
         o["extraction.framenet_hints"] = bool(settings["framenet_hints"])
+    if settings.get("task_model") or settings.get("models"):
+        # members compiled before designs could differ were chunked
+        o["extraction.design"] = settings.get("extraction") or "chunked"
     return o
 
 

@@ -35,7 +35,15 @@ def _doc_dirs(split: str, root: Path | None = None) -> list[Path]:
 
 
 def _gold_docs(split: str, root: Path | None = None) -> list[dict]:
-    return [json.loads((d / "gold.json").read_text(encoding="utf-8")) for d in _doc_dirs(split, root)]
+    """The gold annotations of a split, each with the text of its ``complaint.txt`` under ``"_text"``
+    (None when the file is missing)."""
+    out = []
+    for d in _doc_dirs(split, root):
+        gold = json.loads((d / "gold.json").read_text(encoding="utf-8"))
+        complaint = d / "complaint.txt"
+        gold["_text"] = complaint.read_text(encoding="utf-8") if complaint.is_file() else None
+        out.append(gold)
+    return out
 
 
 def select_docs(items: list, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None,
@@ -53,25 +61,48 @@ def select_docs(items: list, *, docs: int | None = None, doc_offset: int = 0, id
     return items[:docs] if docs is not None else items
 
 
-def gold_document(gold: dict) -> Document:
+def gold_document(gold: dict, text: str | None = None) -> Document:
     """The gold complaint as a preprocessed ``Document``: gold sentence ids, spans, sections and fact
-    labels; the narrative is the FACTS sections. (The text is the sentences joined; spans are the gold ones.)"""
+    labels; the narrative is the FACTS sections; the caption read from the text.
+
+    ``text`` (default ``gold["_text"]``, the complaint as filed) is what the gold spans index, so
+    grounding aligns to the filing. Without it the text is the sentences joined by newlines and
+    every span is taken where its sentence stands in that text."""
+    from argus.caption import read_caption
+
+    text = text if text is not None else gold.get("_text")
+    joined = text is None
+    pieces: list[str] = []
+    at = 0
     sections, sentences, narrative = [], [], []
     for sec in gold["sections"]:
         sents = [s for p in sec["paragraphs"] for s in p]
         if not sents:
             continue
-        span = (min(s["span"][0] for s in sents), max(s["span"][1] for s in sents))
-        sections.append(Section(heading=sec.get("heading") or "", kind=sec["kind"], span=span))
+        first = len(sentences)
         for para, p in enumerate(sec["paragraphs"], 1):
             for s in p:
-                sentences.append(Sentence(id=s["id"], text=s["text"], span=tuple(s["span"]), section=sec["kind"],
+                if joined:
+                    span = (at, at + len(s["text"]))
+                    pieces.append(s["text"])
+                    at = span[1] + 1
+                else:
+                    span = tuple(s["span"])
+                sentences.append(Sentence(id=s["id"], text=s["text"], span=span, section=sec["kind"],
                                           section_heading=sec.get("heading") or "", paragraph=para, fact=bool(s["fact"]),
                                           fact_path="section"))
                 if sec["kind"] == "facts":
                     narrative.append(s["id"])
-    return Document(doc_id=gold["doc_id"], source=f"gold:{gold['doc_id']}", text="\n".join(s.text for s in sentences),
-                    sections=sections, sentences=sentences, facts_section_found=bool(narrative), narrative_ids=narrative)
+        spans = [x.span for x in sentences[first:]]
+        sections.append(Section(heading=sec.get("heading") or "", kind=sec["kind"],
+                                span=(min(a for a, _ in spans), max(b for _, b in spans))))
+    if joined:
+        text = "\n".join(pieces)
+    caption = None
+    if not joined and sections and sections[0].span[0] > 0:
+        caption = read_caption(text, sections[0].span[0])
+    return Document(doc_id=gold["doc_id"], source=f"gold:{gold['doc_id']}", text=text, sections=sections,
+                    sentences=sentences, facts_section_found=bool(narrative), narrative_ids=narrative, caption=caption)
 
 
 def restrict_graph(graph: dict, ids: list[str]) -> dict:

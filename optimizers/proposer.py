@@ -11,14 +11,29 @@ class TextInstructionProposer:
 
     DSPy's default proposer asks for JSON; under a JSON grammar a small local model samples a long
     free string very slowly (minutes per token budget on 2 cores), and plain text is what GEPA's
-    reflection prompt was written for. An empty or unusable answer proposes nothing for that
-    component (GEPA then moves on).
+    reflection prompt was written for. An empty or unusable answer (no text, fewer than
+    ``MIN_INSTRUCTION_CHARS`` characters or no words, or the parent's instruction unchanged) proposes
+    nothing for that component: the candidate keeps its parent's instruction, and ``on_fallback``
+    (component, reason) is told so, for the campaign's log.
     """
 
-    def __init__(self, lm, max_chars: int = 4000, max_feedback_chars: int = 6000):
+    MIN_INSTRUCTION_CHARS = 20
+
+    def __init__(self, lm, max_chars: int = 4000, max_feedback_chars: int = 6000, on_fallback=None):
         self.lm = lm
         self.max_chars = max_chars
         self.max_feedback_chars = max_feedback_chars
+        self.on_fallback = on_fallback
+        #: (component, reason) of every reflection that fell back to the parent's instruction
+        self.fallbacks: list[tuple[str, str]] = []
+
+    def _fall_back(self, name: str, reason: str) -> None:
+        import logging
+
+        self.fallbacks.append((name, reason))
+        logging.getLogger("argus").warning("GEPA reflection for %s: %s; the parent's instruction is kept", name, reason)
+        if self.on_fallback is not None:
+            self.on_fallback(name, reason)
 
     def _records(self, records) -> list[dict]:
         out = []
@@ -48,6 +63,12 @@ class TextInstructionProposer:
             if isinstance(text, dict):
                 text = text.get("text") or ""
             new = Proposal.output_extractor(str(text)).get("new_instruction", "").strip()
-            if new and new != candidate[name].strip():
+            if not str(text).strip() or not new:
+                self._fall_back(name, "the reflection model returned an empty answer")
+            elif len(new) < self.MIN_INSTRUCTION_CHARS or not any(c.isalpha() for c in new):
+                self._fall_back(name, f"the reflection model returned an unusable instruction ({new[:60]!r})")
+            elif new == candidate[name].strip():
+                self._fall_back(name, "the reflection model returned the parent's instruction unchanged")
+            else:
                 results[name] = new[: self.max_chars]
         return results

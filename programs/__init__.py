@@ -15,12 +15,13 @@ from programs.judge import EventMatchJudge, GraphJudge, PairwiseJudge
 from programs.oneshot import OneShotExtractor
 from programs.qa import DocumentQA
 from programs.resolver import CrossChunkResolver
+from programs.sentence_events import SentenceEventChooser
 from programs.stage1 import Stage1Extractor
 from programs.stage2 import Stage2Extractor
 
 
 class ArgusPrograms(dspy.Module):
-    """The LLM steps of the staged pipeline, the one-shot baseline and document QA."""
+    """The LLM steps of the chunked and sentence-level designs, the one-shot baseline and document QA."""
 
     def __init__(self, max_retries: int = 2):
         super().__init__()
@@ -29,6 +30,7 @@ class ArgusPrograms(dspy.Module):
         self.stage1 = Stage1Extractor(max_retries=max_retries)
         self.stage2 = Stage2Extractor(max_retries=max_retries)
         self.resolver = CrossChunkResolver(max_retries=min(1, max_retries))
+        self.sentence_events = SentenceEventChooser(max_retries=min(1, max_retries))
         self.oneshot = OneShotExtractor(max_retries=min(1, max_retries))
         self.qa = DocumentQA(max_retries=min(1, max_retries))
 
@@ -46,6 +48,7 @@ __all__ = [
     "FactFallback",
     "OneShotExtractor",
     "SemanticChunker",
+    "SentenceEventChooser",
     "Stage1Extractor",
     "Stage2Extractor",
 ]

@@ -52,21 +52,34 @@ def gold_sentences(gold: dict) -> list[dict]:
     return [s for sec in gold["sections"] for p in sec["paragraphs"] for s in p]
 
 
-@pytest.fixture()
-def scripted_pipeline(tmp_path):
-    """An ArgusPipeline whose every stage LM is the scripted test double."""
+def make_scripted_pipeline(tmp_path, **overrides):
+    """An ArgusPipeline whose every stage LM is the scripted test double (``pipe.engine``)."""
     from argus.config import ArgusConfig
     from argus.pipeline import ArgusPipeline
     from tests.scripted_lm import ScriptedEngine, scripted_lm
 
     engine = ScriptedEngine()
-    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "merge.min_similarity": 0.3})
+    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "merge.min_similarity": 0.3, **overrides})
     pipe = ArgusPipeline(cfg)
     lm = scripted_lm(engine)
-    for stage in ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "oneshot"):
+    for stage in ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence", "oneshot"):
         pipe._lms[stage] = lm
     pipe.engine = engine
     return pipe
+
+
+@pytest.fixture()
+def scripted_pipeline(tmp_path):
+    """The chunked design with every stage LM the scripted test double."""
+    return make_scripted_pipeline(tmp_path, **{"extraction.design": "chunked"})
+
+
+@pytest.fixture()
+def scripted_sentence_pipeline(tmp_path):
+    """The sentence-level design with every stage LM the scripted test double; the choice program
+    is called for every sentence (sentence.llm: always, tau 1.0) and Stage 2 runs on each batch."""
+    return make_scripted_pipeline(tmp_path, **{"extraction.design": "sentence", "sentence.llm": "always",
+                                               "sentence.tau": 1.0, "sentence.stage2": True})
 
 
 # Real-browser tests: the browser_page fixture (Debian's headless Chromium through Playwright), see

@@ -4,7 +4,8 @@ It plugs into ``argus.lm.MeteredLM`` as a DSPy engine, reads which program is ca
 output fields named in the system prompt, reads the inputs from the ``[[ ## field ## ]]`` blocks,
 and answers with plausible, schema-valid JSON derived from the input text: one event per labeled
 sentence, a BEFORE edge between consecutive events, a CAUSES edge where a sentence says
-"because" / "in retaliation", etc. Token usage is reported from character counts so that the
+"because" / "in retaliation", etc.; the sentence design's choices pick the sentence's verb as
+trigger. Token usage is reported from character counts so that the
 ledger has something to add up.
 """
 
@@ -123,7 +124,25 @@ class ScriptedEngine(EngineDouble):
             return {"temporal_edges": t, "causal_edges": c}
         if "entities" in fields:
             return self._stage1(inputs.get("chunk", ""))
+        if "events" in fields:
+            return {"events": self._choices(inputs.get("sentences", ""), inputs.get("entities", ""))}
         return {f: "" for f in fields}
+
+    def _choices(self, text: str, entity_lines: str) -> list[dict]:
+        """The sentence design's choices: a sentence with a known verb gets that event, its trigger the
+        word of the sentence holding the verb, the first listed entity it names as agent."""
+        entities = [tuple(x.strip() for x in line.split(":", 1)) for line in entity_lines.splitlines() if ":" in line]
+        out = []
+        for sid, sentence in _sentences(text):
+            for key, etype, _ in _VERBS:
+                word = next((w.strip('.,;:"()') for w in sentence.split() if key in w.lower()), None)
+                if word:
+                    named = [eid for eid, rest in entities if rest.split(" (")[0].split()[-1] in sentence]
+                    out.append({"sentence": sid, "type": etype, "trigger": word,
+                                "participants": [{"entity": e, "role": "agent"} for e in named[:1]],
+                                "time": {"kind": "unknown", "value": None}})
+                    break
+        return out
 
     def _stage1(self, text: str) -> dict:
         entities: dict[str, dict] = {}

@@ -167,7 +167,7 @@ def _pipeline(tmp_path: Path, engine: ScriptedEngine, max_in_flight: int) -> Arg
     cfg = ArgusConfig.load(None, {
         "cache_dir": str(tmp_path / "cache"), "merge.min_similarity": 0.3, "facts.fallback": "always",
         "facts.tau": 0.99, "facts.batch_size": 4, "chunking.max_sentences": 6, "chunking.min_sentences": 2,
-        "concurrency.max_in_flight": max_in_flight,
+        "concurrency.max_in_flight": max_in_flight, "extraction.design": "chunked",
     })
     pipe = ArgusPipeline(cfg)
     lm = scripted_lm(engine)
@@ -243,7 +243,7 @@ def test_a_batch_rides_out_429s_with_retry_after_and_random_500s_from_a_real_ser
         cfg = ArgusConfig(
             lm={"default": {"model": "openai/fake", "api_base": server.url, "structured_output": "json_object_schema",
                             "cache": False, "num_retries": 8, "max_in_flight": 6}},
-            facts={"mode": "classifier"}, concurrency={"max_in_flight": 8},
+            facts={"mode": "classifier"}, concurrency={"max_in_flight": 8}, extraction={"design": "chunked"},
             cache_dir=tmp_path / "cache",
         )
         report = run_batch([DEMO], tmp_path / "out", cfg, graphml=False)
@@ -272,7 +272,7 @@ def test_a_call_past_its_timeout_is_retried_then_fails_its_document(tmp_path):
             lm={"default": {"model": "openai/fake", "api_base": server.url, "structured_output": "json_object_schema",
                             "cache": False, "num_retries": 1, "timeout_s": 0.5}},
             facts={"mode": "classifier"}, chunking={"use_llm": False}, merge={"resolver": False},
-            cache_dir=tmp_path / "cache",
+            extraction={"design": "chunked"}, cache_dir=tmp_path / "cache",
         )
         t0 = time.monotonic()
         report = run_batch([DEMO], tmp_path / "out", cfg, graphml=False)

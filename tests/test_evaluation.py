@@ -28,12 +28,13 @@ def produced(tmp_path_factory, request):
 
     tmp = tmp_path_factory.mktemp("eval")
     docs = _split_dirs("dev")[:2]
-    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp / "cache"), "merge.min_similarity": 0.3})
+    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp / "cache"), "merge.min_similarity": 0.3,
+                                  "extraction.design": "chunked"})
     pipe = ArgusPipeline(cfg)
     lm = scripted_lm(ScriptedEngine())
     for stage in ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "oneshot"):
         pipe._lms[stage] = lm
-    for method in ("staged", "oneshot"):
+    for method in ("floor", "staged", "oneshot"):
         run_batch([d / "complaint.txt" for d in docs], tmp / method, method=method, pipeline=pipe, graphml=False)
     return tmp, docs
 
@@ -47,22 +48,33 @@ def test_protocol_writes_every_table(produced, tmp_path):
     cfg = ArgusConfig.load(None, {"eval.judges": ["judge-a", "judge-b"], "eval.stability_temperature": 0.7})
     out = tmp_path / "eval"
     report = run_evaluation(docs, out, cfg, staged_dir=tmp / "staged", oneshot_dir=tmp / "oneshot",
-                            run_missing=False, judge_factory=_scripted_judges)
+                            method_dirs={"floor": tmp / "floor"}, run_missing=False, judge_factory=_scripted_judges)
     assert report.errors == []
     t = report.tables
     gm = t["gold_matching"]
-    assert set(gm["method"]) == {"staged", "oneshot"} and len(gm) == 4
+    assert set(gm["method"]) == {"floor", "staged", "oneshot"} and len(gm) == 6
+    # every method is read against the floor: means with intervals, paired differences, documents at least the floor
+    vs = t["vs_floor"].set_index(["method", "metric"])
+    ev = vs.loc[("staged", "relaxed_events_f1")]
+    mean_staged = gm[gm["method"] == "staged"]["relaxed_events_f1"].mean()
+    mean_floor = gm[gm["method"] == "floor"]["relaxed_events_f1"].mean()
+    assert abs(ev["mean"] - mean_staged) < 1e-9 and abs(ev["floor_mean"] - mean_floor) < 1e-9
+    assert abs(ev["delta"] - (mean_staged - mean_floor)) < 1e-9 and ev["delta_low"] <= ev["delta"] <= ev["delta_high"]
+    assert ev["ci_low"] <= ev["mean"] <= ev["ci_high"] and 0 <= ev["at_least_floor"] <= 2 and ev["documents"] == 2
+    assert pd.isna(vs.loc[("floor", "relaxed_events_f1")]["delta"])
     for col in ("exact_events_f1", "relaxed_events_f1", "relaxed_temporal_f1", "relaxed_causal_f1", "relaxed_entities_f1"):
         assert gm[col].between(0, 1).all()
-    assert {"staged", "oneshot"} == set(t["gold_summary"]["method"])
+    assert {"floor", "staged", "oneshot"} == set(t["gold_summary"]["method"])
     assert t["facts"]["f1"].between(0, 1).all()
     assert set(t["structural"].columns) >= {"schema", "references", "temporal", "causal", "coverage", "duplicates", "structural"}
-    assert set(t["judge"]["judge"]) == {"judge-a", "judge-b"} and len(t["judge"]) == 8
+    assert set(t["judge"]["judge"]) == {"judge-a", "judge-b"} and len(t["judge"]) == 12
     q = t["quality"]
-    assert (q["doc_id"] == "MEAN").sum() == 2
+    assert (q["doc_id"] == "MEAN").sum() == 3
     rows = q[q["doc_id"] != "MEAN"]
     assert ((rows["quality"] - (0.5 * rows["structural"] + 0.5 * rows["judge"])).abs() < 1e-9).all()
-    assert (rows["tokens"] > 0).all() and (rows["cost_usd"] > 0).all()
+    models = rows[rows["method"] != "floor"]
+    assert (models["tokens"] > 0).all() and (models["cost_usd"] > 0).all()
+    assert (rows[rows["method"] == "floor"]["lm_calls"] == 0).all()  # the floor calls no model
     assert len(t["merge"]) == 2 and {"pre_events", "post_events", "pre_entities", "post_entities"} <= set(t["merge"].columns)
     pw = t["pairwise"]
     assert list(pw["dimension"]) == ["event_grounding", "evidence_grounding", "edge_correctness", "overall"]
@@ -81,7 +93,7 @@ def test_protocol_writes_every_table(produced, tmp_path):
     assert ledger and {e["stage"] for e in ledger} == {"judge"}
     assert {e["program"] for e in ledger} == {"judge", "pairwise_judge"}
     # 2 docs x 2 methods x 2 judges absolute + 2 docs x 2 judges x 2 orders x 2 temperatures pairwise
-    assert len(ledger) == 8 + 16
+    assert len(ledger) == 12 + 16
 
 
 def test_missing_graphs_and_bad_gold_are_reported_not_fatal(produced, tmp_path):

@@ -15,7 +15,7 @@ from argus.grounding import (
     normalize_with_map,
     span_problems,
 )
-from argus.schema import EventGraph, Mention
+from argus.schema import SCHEMA_VERSION, EventGraph, Mention
 from metrics.structural import structural_for_ekg, structural_score
 from tests.conftest import DEMO
 
@@ -191,7 +191,7 @@ def demo_ekg(scripted_pipeline):
 
 def test_pipeline_graphs_carry_spans_that_slice_the_filing(demo_ekg):
     ekg = demo_ekg
-    assert ekg.text == DEMO.read_text(encoding="utf-8") and ekg.schema_version == "1.1"
+    assert ekg.text == DEMO.read_text(encoding="utf-8") and ekg.schema_version == SCHEMA_VERSION
     assert ekg.graph.entities and ekg.graph.events
     sent = {s.id: s.span for s in ekg.sentences}
     for ent in ekg.graph.entities:
@@ -250,7 +250,7 @@ def test_load_ekg_says_what_is_wrong_and_upgrades_schema_1_0(demo_ekg, tmp_path)
     f = tmp_path / "old.ekg.json"
     f.write_text(json.dumps(old))
     up = load_ekg(f)
-    assert up.schema_version == "1.1" and up.text == demo_ekg.text
+    assert up.schema_version == SCHEMA_VERSION and up.text == demo_ekg.text
     assert [e.mentions for e in up.graph.entities] == [e.mentions for e in demo_ekg.graph.entities]
     assert [e.trigger_span for e in up.graph.events] == [e.trigger_span for e in demo_ekg.graph.events]
     assert span_problems(up) == []

@@ -1,0 +1,320 @@
+"""The caption of a complaint, read deterministically: parties, court and case number, with spans.
+
+A filed complaint opens with a caption block: the court, the parties in a left column (plaintiffs,
+then ``v.``, then defendants, each side closed by its label) and, in a right column separated by
+``)``, ``:`` or ``§``, the case number and the title::
+
+     UNITED STATES DISTRICT COURT FOR THE EASTERN DISTRICT OF PENNSYLVANIA
+
+    KENDRA L. ASHWORTH,                       )
+    Plaintiff,                                ) Civil Action No. 2:23-cv-03418
+    v.                                        ) COMPLAINT AND JURY DEMAND
+    CORVANE CUSTOMER CARE GROUP, LLC,         )
+    BRADLEY KESSELRING,                       )
+    Defendants.                               )
+
+``read_caption`` returns each party with its ``[start, end)`` span in the original text and, where
+the body introduces it ("Plaintiff Kendra L. Ashworth ("Ms. Ashworth" or "Plaintiff")"), the name as
+the body prints it and the short names it defines. Those parties seed the entity list of every
+extraction design (``argus.entities``). Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PartySide = Literal["plaintiff", "defendant"]
+
+_COLUMN = re.compile(r"\s[)§:|](?:\s|$)|\s[)§:|]$")
+_SIDE_LABEL = re.compile(
+    r"^\s*(?P<label>(?:Individual\s+|Corporate\s+)?(?:Plaintiffs?|Petitioners?|Defendants?|Respondents?))\s*[.,;:]?\s*$",
+    re.I)
+_VERSUS = re.compile(r"^\s*(?:-\s*)?(?:v\.?|vs\.?|versus|against)(?:\s*-)?\s*$", re.I)
+_INLINE_LABEL = re.compile(r",?\s*\b(?P<label>Plaintiffs?|Petitioners?|Defendants?|Respondents?)\b\s*[.,;:]?", re.I)
+_INLINE_VERSUS = re.compile(r"(?:^|\s)(?:-\s*)?(?:v\.|vs\.?|versus|against)(?:\s*-)?(?=\s|$)", re.I)
+_COURT = re.compile(r"\b(?:UNITED\s+STATES\s+DISTRICT\s+COURT|DISTRICT\s+COURT|SUPERIOR\s+COURT|COURT\s+OF|"
+                    r"SUPREME\s+COURT|CIRCUIT\s+COURT)\b", re.I)
+_DOCKET = re.compile(r"\b\d{1,2}:\d{2}-?[a-z]{2}-?\d{3,6}(?:-[A-Z]{1,5})*\b", re.I)
+_CASE_LABEL = re.compile(r"\b(?:Civil\s+Action|Case|Civil|Docket|C\.\s?A\.|Index)\s*(?:No\.?|Number|#)\s*:?\s*"
+                         r"(?P<num>[\w:.\-/]+\d)", re.I)
+_QUALIFIER = re.compile(
+    r",?\s*\b(?:individually(?:\s+and\s+in\s+(?:his|her|their)\s+official\s+capacit(?:y|ies))?|"
+    r"in\s+(?:his|her|their)\s+(?:individual|official)(?:\s+and\s+(?:individual|official))?\s+capacit(?:y|ies)|"
+    r"et\s+al\.?|an?\s+individual)\s*$", re.I)
+_ORG_WORDS = re.compile(
+    r"\b(?:inc|incorporated|llc|l\.l\.c|llp|lp|corp|corporation|company|co|ltd|plc|pllc|p\.c|n\.a|group|bank|"
+    r"university|college|school|hospital|health|city|county|town|township|village|state|department|"
+    r"board|authority|district|commission|agency|services?|association|partners|holdings|systems|"
+    r"trust|foundation|church|club|center|centre|institute|enterprises|industries|logistics|transport)\b\.?",
+    re.I)
+_DEFINED = re.compile(r"\(\s*(?P<body>[^()]{1,240}?)\s*\)")
+_QUOTED = re.compile(r"[\"“”]\s*(?P<term>[^\"“”]{1,60}?)\s*[,.]?\s*[\"“”]")
+
+
+class CaptionParty(BaseModel):
+    """One party named in the caption."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    side: PartySide
+    name: str = Field(description="As printed in the caption (qualifiers such as 'individually' dropped)")
+    span: tuple[int, int] = Field(description="[start, end) of the name in the original text")
+    kind: Literal["person", "organization"] = Field(description="By its form: company suffixes and public bodies are organizations")
+    body_name: str | None = Field(default=None, description="The name as the body prints it, where it introduces the party")
+    aliases: list[str] = Field(default_factory=list, description="Short names the body defines for it: (\"Ms. Ashworth\" or \"Plaintiff\")")
+
+
+class Caption(BaseModel):
+    """What the caption says: the parties, the court and the case number, each with its span."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    court: str | None = None
+    court_span: tuple[int, int] | None = None
+    case_number: str | None = None
+    case_number_span: tuple[int, int] | None = None
+    plaintiffs: list[CaptionParty] = Field(default_factory=list)
+    defendants: list[CaptionParty] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="What could not be read, for the EKG's warnings")
+
+    @property
+    def parties(self) -> list[CaptionParty]:
+        return [*self.plaintiffs, *self.defendants]
+
+
+@dataclass
+class _Cell:
+    """The left-column text of one caption line and where it starts in the original."""
+
+    text: str
+    start: int
+    right: str = ""
+    right_start: int = 0
+    parts: list[str] = field(default_factory=list)
+
+
+def _cells(text: str, start: int, end: int) -> list[_Cell]:
+    cells = []
+    pos = start
+    for line in text[start:end].split("\n"):
+        m = _COLUMN.search(line)
+        left, right = (line[: m.start()], line[m.end():]) if m else (line, "")
+        cells.append(_Cell(left, pos, right, pos + (m.end() if m else len(line))))
+        pos += len(line) + 1
+    return cells
+
+
+def _span_of(text: str, needle: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """Span of ``needle`` in ``text[lo:hi]`` with any whitespace between its words."""
+    words = needle.split()
+    if not words:
+        return None
+    m = re.compile(r"\s+".join(re.escape(w) for w in words)).search(text, lo, hi)
+    return (m.start(), m.end()) if m else None
+
+
+def _clean_party(s: str) -> str:
+    s = " ".join(s.split()).strip(" ,;")
+    while True:
+        t = _QUALIFIER.sub("", s).strip(" ,;")
+        if t == s:
+            return s
+        s = t
+
+
+def _split_parties(block: str) -> list[str]:
+    """Parties of one side: one per line ending in a comma (or semicolon); wrapped lines joined."""
+    parties, cur = [], []
+    for line in block.split("\n"):
+        s = line.strip()
+        if not s:
+            continue
+        cur.append(s)
+        if s.endswith((",", ";")) and not re.search(r"\b(?:inc|llc|corp|ltd|co|l\.l\.c)\.?,$", s, re.I) \
+                or re.search(r",\s*(?:inc|llc|corp|ltd|co|l\.l\.c)\.?,$", s, re.I):
+            parties.append(" ".join(cur))
+            cur = []
+    if cur:
+        parties.append(" ".join(cur))
+    out = []
+    for p in parties:
+        # several parties on one line: "JOHN DOE and JANE ROE" / "JOHN DOE; JANE ROE"
+        for q in re.split(r";\s+|\s+and\s+(?=[A-Z][A-Z.'\- ]+$)", p):
+            q = _clean_party(q)
+            if q and any(c.isalpha() for c in q):
+                out.append(q)
+    return out
+
+
+_SUFFIX_AHEAD = r"(?!\s*(?:inc|incorporated|llc|l\.l\.c|corp|ltd|co|p\.c|n\.a|pllc|llp|lp)\b)"
+
+
+def _split_inline(block: str) -> list[str]:
+    """Parties of one side written on one line: "ACME WIDGETS, INC. and JOHN DOE, individually"; the
+    text before the side's last paragraph (the court's name, a title) is not a party."""
+    block = re.split(r"\n\s*\n", block.strip())[-1]
+    block = " ".join(line for line in block.split("\n") if not _COURT.search(line))
+    out = []
+    for part in re.split(rf",{_SUFFIX_AHEAD}|;|\s+and\s+", block, flags=re.I):
+        name = _clean_party(part)
+        if name and any(c.isalpha() for c in name) and not _QUALIFIER.fullmatch(", " + name):
+            out.append(name)
+    return out
+
+
+def _kind(name: str) -> Literal["person", "organization"]:
+    if _ORG_WORDS.search(name) or "&" in name or re.search(r"\bof\b", name, re.I):
+        return "organization"
+    return "person"
+
+
+def _sides_from_lines(cells: list[_Cell]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]] | None:
+    """(plaintiff block, defendant block) as (text, start) runs of left-column lines, or None."""
+    labels = [(i, _SIDE_LABEL.match(c.text)) for i, c in enumerate(cells)]
+    labels = [(i, m.group("label").lower()) for i, m in labels if m]
+    versus = next((i for i, c in enumerate(cells) if _VERSUS.match(c.text)), None)
+    first_p = next((i for i, lab in labels if lab.startswith(("plaintiff", "petitioner"))), None)
+    first_d = next((i for i, lab in labels if lab.startswith(("defendant", "respondent"))), None)
+    if first_p is None or first_d is None or first_d < first_p:
+        return None
+    top = versus if versus is not None and versus < first_d else first_p
+    start = 0
+    for i in range(min(first_p, top) - 1, -1, -1):  # the party block starts after the court lines
+        if _COURT.search(cells[i].text) or re.search(r"\b(?:DISTRICT|DIVISION)\s+OF\b", cells[i].text) and not cells[i].text.strip().endswith(","):
+            start = i + 1
+            break
+    plaintiffs = [(c.text, c.start) for c in cells[start:first_p]]
+    lo = (versus + 1) if versus is not None and first_p < versus < first_d else first_p + 1
+    defendants = [(c.text, c.start) for c in cells[lo:first_d]]
+    return plaintiffs, defendants
+
+
+def _inline_sides(flat: str) -> tuple[str, str] | None:
+    """"JOHN DOE, Plaintiff, v. ACME CORP., Defendant." on one or a few lines."""
+    labels = list(_INLINE_LABEL.finditer(flat))
+    p = next((m for m in labels if m.group("label").lower().startswith(("plaintiff", "petitioner"))), None)
+    d = next((m for m in labels if p and m.start() > p.end() and m.group("label").lower().startswith(("defendant", "respondent"))), None)
+    if p is None or d is None:
+        return None
+    middle = flat[p.end(): d.start()]
+    v = _INLINE_VERSUS.search(middle)
+    return flat[: p.start()], (middle[v.end():] if v else middle)
+
+
+def read_caption(text: str, caption_end: int | None = None, body: str | None = None) -> Caption:
+    """Parties, court and case number of the caption in ``text[:caption_end]``.
+
+    ``caption_end`` (default: the first 4,000 characters) bounds the search; ``body`` is the text
+    where the parties are introduced (default: the 12,000 characters after the caption), searched
+    for the body's spelling of each name and the short names it defines.
+    """
+    end = min(len(text), caption_end if caption_end is not None else 4000)
+    cap = Caption()
+    cells = _cells(text, 0, end)
+    # court: the first line naming a court, with the line after it when that continues it
+    for i, c in enumerate(cells):
+        line = c.text.strip()
+        if _COURT.search(line) and not _DOCKET.search(line):
+            court = line
+            if i + 1 < len(cells) and re.match(r"^\s*(?:FOR\s+THE|OF\s+THE|,)", cells[i + 1].text):
+                court += " " + cells[i + 1].text.strip()
+            cap.court = " ".join(court.split())
+            cap.court_span = _span_of(text, cap.court, c.start, end)
+            break
+    # case number: a labelled docket number ("Civil Action No. …"), else any docket-shaped number
+    labelled = ((m, at) for c in cells for piece, at in ((c.right, c.right_start), (c.text, c.start))
+                for m in [_CASE_LABEL.search(piece)] if m)
+    hit = next(labelled, None)
+    if hit:
+        m, at = hit
+        cap.case_number = m.group("num").rstrip(".,")
+        cap.case_number_span = (at + m.start("num"), at + m.start("num") + len(cap.case_number))
+    else:
+        m = _DOCKET.search(text, 0, end)
+        if m:
+            cap.case_number, cap.case_number_span = m.group(0), (m.start(), m.end())
+    # parties
+    sides = _sides_from_lines(cells)
+    if sides is not None:
+        blocks = {"plaintiff": sides[0], "defendant": sides[1]}
+        for side, lines in blocks.items():
+            block = "\n".join(t for t, _ in lines)
+            lo = lines[0][1] if lines else 0
+            hi = (lines[-1][1] + len(lines[-1][0])) if lines else 0
+            for name in _split_parties(block):
+                span = _span_of(text, name, lo, hi + 1)
+                if span is None:
+                    cap.notes.append(f"caption: party {name!r} not located in the text")
+                    continue
+                _add(cap, side, name, span)
+    else:
+        flat_end = min(end, 2500)
+        inline = _inline_sides(text[:flat_end])
+        if inline is None:
+            cap.notes.append("caption: no plaintiff/defendant labels found; parties not read")
+        else:
+            for side, block in zip(("plaintiff", "defendant"), inline):
+                for name in _split_inline(block):
+                    span = _span_of(text, name, 0, flat_end)
+                    if span and not _COURT.search(name):
+                        _add(cap, side, name, span)
+    if body is None:
+        body = text[end: end + 12000]
+    for party in cap.parties:
+        _introduce(party, body)
+    return cap
+
+
+def _add(cap: Caption, side: str, name: str, span: tuple[int, int]) -> None:
+    party = CaptionParty(side=side, name=name, span=span, kind=_kind(name))
+    (cap.plaintiffs if side == "plaintiff" else cap.defendants).append(party)
+
+
+def _name_pattern(name: str) -> re.Pattern:
+    """The caption name as the body may print it: any case, any whitespace, the middle initial or
+    the company suffix optional ("KENDRA L. ASHWORTH" → "Kendra L. Ashworth", "Kendra Ashworth")."""
+    core = re.split(r"\s+d/b/a\s+|\s*,?\s*\b(?:f/k/a|a/k/a)\b", name, maxsplit=1, flags=re.I)[0]
+    words = core.replace(",", " , ").split()
+    parts = []
+    for w in words:
+        if w == ",":
+            parts.append(r"\s*,?")
+            continue
+        esc = re.escape(w.rstrip(".")) + (r"\.?" if w.endswith(".") else "")
+        if re.fullmatch(r"[A-Za-z]\.?", w):  # a middle initial may be left out
+            parts.append(rf"(?:\s+{esc}\.?)?")
+        elif re.fullmatch(r"(?:inc|llc|corp|ltd|co|l\.l\.c|p\.c|n\.a|pllc|llp)\.?", w, re.I):
+            parts.append(rf"(?:\s*,?\s+{esc}\.?)?")
+        else:
+            parts.append(rf"\s+{esc}" if parts else esc)
+    return re.compile("".join(parts), re.I)
+
+
+def _introduce(party: CaptionParty, body: str) -> None:
+    """The body's spelling of ``party`` and the short names it defines where it introduces it: the
+    first occurrence followed by a parenthesis of quoted terms, else the first occurrence."""
+    found = None
+    for m in _name_pattern(party.name).finditer(body):
+        text = " ".join(m.group(0).split()).strip(" ,")
+        if text.isupper() and len(text) > 4:  # the caption repeated, not the body's own spelling
+            continue
+        found = found or text
+        d = _DEFINED.match(body[m.end(): m.end() + 260].lstrip(" ,\n\t"))
+        if not d:
+            continue
+        definition = re.split(r"\b(?:together|collectively|and\s+all\s+of)\b", d.group("body"), maxsplit=1)[0]
+        terms = [" ".join(q.group("term").split()).strip(" ,.") for q in _QUOTED.finditer(definition)]
+        if terms:
+            found = text
+            for term in terms:
+                if term and term.casefold() not in {a.casefold() for a in party.aliases}:
+                    party.aliases.append(term)
+            break
+    party.body_name = found
+
+
+__all__ = ["Caption", "CaptionParty", "read_caption"]

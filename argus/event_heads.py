@@ -1,0 +1,404 @@
+"""Encoder heads for the sentence-level design: what event a fact sentence states, and which word states it.
+
+Two logistic heads on the frozen embedded sentence encoder (all-MiniLM-L6-v2, ``argus.embeddings``),
+trained on the gold graphs of the annotated complaints like the fact gate's head, stored as JSON
+(``argus/resources/event_heads_minilm.json``, no pickle):
+
+- the **type head** reads the sentence's embedding plus which keyword rule of the floor fires
+  (``argus.floor.RULES``) and gives a distribution over the schema's event types and ``none`` (the
+  sentence states no event);
+- the **trigger head** scores every word of the sentence from its contextual vector (the mean of the
+  encoder's token embeddings inside the word, ``argus.embeddings.encode_words``) and its verb form
+  (``argus.words``: past tense or participle, auxiliary, first past-tense verb, the word before it).
+
+Training examples are the pipeline's own sentences of each complaint's narrative, labelled through
+the gold sentences they overlap (``metrics.gold.sentence_alignment``): the type of the gold event
+whose trigger comes first in the sentence (``none`` when the sentence is no event's evidence) and,
+for the trigger head, the first word of every gold trigger stated in the sentence. The regularisation
+of each head is chosen by cross-validation grouped by complaint; ``cross_validate`` measures the
+heads leave-complaints-out, every choice made inside the fold.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from argus.errors import ConfigError
+from argus.io import write_json_atomic
+from argus.paths import RESOURCES, complaints_dir
+from argus.schema import EVENT_TYPES
+from argus.words import AUXILIARIES, verb_form, word_spans
+
+EMBEDDED_EVENT_HEADS = RESOURCES / "event_heads_minilm.json"
+FORMAT = "argus-event-heads/1"
+NONE = "none"
+TYPE_FEATURES = "sentence+floor-rules/1"
+WORD_FEATURES = "word-tokens+verb-form/1"
+C_TYPE = (2.0, 8.0, 32.0)
+C_TRIGGER = (0.03, 0.1, 0.3)
+
+
+@dataclass
+class SentenceReading:
+    """What the heads read in one sentence."""
+
+    type_probs: dict[str, float]
+    words: list[tuple[str, int, int]]
+    word_probs: list[float]
+
+    @property
+    def p_event(self) -> float:
+        return 1.0 - self.type_probs.get(NONE, 0.0)
+
+    def best_type(self) -> tuple[str, float]:
+        """The most probable event type (``none`` left out) and its probability among event types."""
+        events = {k: v for k, v in self.type_probs.items() if k != NONE}
+        if not events:
+            return "other", 0.0
+        k = max(events, key=events.get)
+        total = sum(events.values()) or 1.0
+        return k, events[k] / total
+
+    def ranked_types(self, n: int = 3) -> list[tuple[str, float]]:
+        return sorted(((k, v) for k, v in self.type_probs.items() if k != NONE), key=lambda kv: -kv[1])[:n]
+
+    def ranked_words(self, n: int = 3) -> list[tuple[str, int, int, float]]:
+        order = np.argsort(-np.asarray(self.word_probs)) if self.word_probs else []
+        return [(*self.words[i], float(self.word_probs[i])) for i in list(order)[:n]]
+
+
+def _rule_features(texts: list[str]) -> np.ndarray:
+    from argus.floor import RULES
+
+    rows = []
+    for t in texts:
+        words = [w for w, _, _ in word_spans(t)]
+        rows.append([float(any(p.match(w) for w in words)) for _, p, _ in RULES])
+    return np.asarray(rows, dtype="float32").reshape(len(texts), len(RULES))
+
+
+def type_features(texts: list[str], encoder: str = "embedded") -> np.ndarray:
+    from argus.embeddings import encode
+
+    if not texts:
+        return np.zeros((0, 0), dtype="float32")
+    return np.hstack([encode(list(texts), encoder), _rule_features(texts)]).astype("float32")
+
+
+def _verb_features(words: list[tuple[str, int, int]]) -> np.ndarray:
+    rows, seen = [], 0
+    n = max(1, len(words) - 1)
+    for i, (w, _, _) in enumerate(words):
+        form = verb_form(w)
+        lw = w.lower()
+        aux = lw in AUXILIARIES
+        past = form in ("VBD", "VBN") and not aux
+        prev = words[i - 1][0].lower() if i else ""
+        rows.append([past, form == "VBG", form in ("VB", "VBZ"), aux, past and seen == 0, min(seen, 3) / 3.0,
+                     prev in AUXILIARIES, prev == "to", w[:1].isupper(), i / n, i == 0, bool(form)])
+        seen += past
+    return np.asarray(rows, dtype="float32").reshape(len(words), 12)
+
+
+def word_features(texts: list[str], encoder: str = "embedded") -> list[tuple[list[tuple[str, int, int]], np.ndarray]]:
+    """(words, feature rows) of each text for the trigger head."""
+    from argus.embeddings import encode_words
+
+    words = [word_spans(t) for t in texts]
+    vectors = encode_words(list(texts), [[(a, b) for _, a, b in ws] for ws in words], encoder)
+    return [(ws, np.hstack([v, _verb_features(ws)]).astype("float32")) for ws, v in zip(words, vectors)]
+
+
+@dataclass
+class EventHeads:
+    """The two heads, as stored (``to_json`` / ``from_json``)."""
+
+    encoder: str
+    classes: list[str]
+    type_weights: np.ndarray  # (k, d)
+    type_bias: np.ndarray  # (k,)
+    trigger_weights: np.ndarray  # (d',)
+    trigger_bias: float
+    meta: dict = field(default_factory=dict)
+
+    def type_probs(self, features: np.ndarray) -> np.ndarray:
+        if features.shape[1] != self.type_weights.shape[1]:
+            raise ConfigError(f"event type head expects {self.type_weights.shape[1]} features, got {features.shape[1]} "
+                              f"(encoder {self.encoder!r}, features {TYPE_FEATURES})")
+        z = features @ self.type_weights.T + self.type_bias
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def word_probs(self, features: np.ndarray) -> np.ndarray:
+        if len(features) == 0:
+            return np.zeros(0)
+        return 1.0 / (1.0 + np.exp(-(features @ self.trigger_weights + self.trigger_bias)))
+
+    def read(self, texts: list[str]) -> list[SentenceReading]:
+        """What the heads read in each text."""
+        if not texts:
+            return []
+        probs = self.type_probs(type_features(list(texts), self.encoder))
+        out = []
+        for p, (ws, f) in zip(probs, word_features(list(texts), self.encoder)):
+            out.append(SentenceReading({c: float(v) for c, v in zip(self.classes, p)}, ws,
+                                       [float(x) for x in self.word_probs(f)]))
+        return out
+
+    def to_json(self) -> dict:
+        r = lambda a: [round(float(x), 6) for x in np.ravel(a)]  # noqa: E731
+        return {
+            "format": FORMAT, "encoder": self.encoder, "type_features": TYPE_FEATURES, "word_features": WORD_FEATURES,
+            "classes": list(self.classes), "type_dim": int(self.type_weights.shape[1]),
+            "type_weights": r(self.type_weights), "type_bias": r(self.type_bias),
+            "trigger_dim": int(self.trigger_weights.shape[0]), "trigger_weights": r(self.trigger_weights),
+            "trigger_bias": float(self.trigger_bias), "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EventHeads":
+        if data.get("format") != FORMAT or data.get("type_features") != TYPE_FEATURES \
+                or data.get("word_features") != WORD_FEATURES:
+            raise ConfigError(f"not an argus event-heads file (format {FORMAT!r}, features {TYPE_FEATURES}, {WORD_FEATURES})")
+        k, d = len(data["classes"]), int(data["type_dim"])
+        tw = np.asarray(data["type_weights"], dtype="float32")
+        trw = np.asarray(data["trigger_weights"], dtype="float32")
+        if tw.size != k * d or trw.size != int(data["trigger_dim"]) or len(data["type_bias"]) != k:
+            raise ConfigError("event-heads file is corrupt: weight counts do not match its dimensions")
+        return cls(encoder=data["encoder"], classes=list(data["classes"]), type_weights=tw.reshape(k, d),
+                   type_bias=np.asarray(data["type_bias"], dtype="float32"), trigger_weights=trw,
+                   trigger_bias=float(data["trigger_bias"]), meta=data.get("meta", {}))
+
+    def save(self, path: str | Path) -> Path:
+        return write_json_atomic(Path(path), self.to_json())
+
+
+def load_event_heads(ref: str = "embedded") -> EventHeads:
+    """``embedded`` (the shipped heads) or a heads JSON file written by ``argus train-events``."""
+    path = EMBEDDED_EVENT_HEADS if ref == "embedded" else Path(ref)
+    if not path.is_file():
+        raise ConfigError(f"event heads {ref!r}: no file at {path}" + (
+            "; run 'argus train-events' to build it" if ref == "embedded" else ""))
+    try:
+        return EventHeads.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError) as exc:
+        raise ConfigError(f"event heads {path}: not a readable heads file ({exc})") from exc
+
+
+# ----------------------------------------------------------------------------- training data
+
+
+@dataclass
+class LabeledSentences:
+    """One annotated complaint's narrative sentences with their event labels, in reading order."""
+
+    doc_id: str
+    texts: list[str]
+    types: list[str]
+    triggers: list[set[str]]  # first words of the gold triggers stated in the sentence (lowercased)
+    fact: list[bool]
+
+
+def labeled_complaints(folders: Iterable[Path]) -> list[LabeledSentences]:
+    """The pipeline's narrative sentences of each annotated complaint, labelled from its gold graph."""
+    from argus.ingest.files import read_text_document
+    from argus.preprocess import preprocess
+    from metrics.gold import load_gold, sentence_alignment
+
+    out = []
+    for folder in folders:
+        gold = load_gold(folder)
+        doc = preprocess(read_text_document(Path(folder) / "complaint.txt"))
+        align = sentence_alignment(doc.sentences, gold.sentences)
+        facts = {s.id: s.fact for s in gold.sentences}
+        by_sentence: dict[str, list] = {}
+        for e in gold.graph.events:
+            for sid in e.evidence:
+                by_sentence.setdefault(sid, []).append(e)
+        item = LabeledSentences(gold.doc_id, [], [], [], [])
+        for s in doc.narrative:
+            gids = align.get(s.id, [])
+            events = [e for g in gids for e in by_sentence.get(g, [])]
+            low = s.text.lower()
+            events.sort(key=lambda e: low.find(e.trigger.lower()) if e.trigger.lower() in low else 10**6)
+            heads = {ws[0][0].lower() for e in events for ws in [word_spans(e.trigger)] if ws}
+            item.texts.append(s.text)
+            item.types.append(events[0].type if events else NONE)
+            item.triggers.append(heads)
+            item.fact.append(any(facts.get(g, False) for g in gids))
+        out.append(item)
+    return out
+
+
+def annotated_folders(splits: Iterable[str] = ("train",)) -> list[Path]:
+    folders = []
+    for split in splits:
+        root = complaints_dir(split)
+        if not root.exists():
+            raise ConfigError(f"no annotated complaints at {root}; set ARGUS_DATA_ROOT")
+        folders += sorted(d for d in root.iterdir() if (d / "gold.json").exists())
+    return folders
+
+
+@dataclass
+class _Features:
+    """Feature matrices of labelled complaints, computed once."""
+
+    docs: list[LabeledSentences]
+    type_x: list[np.ndarray]
+    words: list[list[tuple[list[tuple[str, int, int]], np.ndarray]]]
+
+    @classmethod
+    def of(cls, docs: list[LabeledSentences], encoder: str) -> "_Features":
+        return cls(docs, [type_features(d.texts, encoder) for d in docs], [word_features(d.texts, encoder) for d in docs])
+
+
+def _type_model(c: float):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=c, max_iter=4000, class_weight="balanced")
+
+
+def _trigger_model(c: float):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=c, max_iter=4000, class_weight="balanced")
+
+
+def _type_xy(f: _Features, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.vstack([f.type_x[i] for i in idx]), np.concatenate([np.asarray(f.docs[i].types) for i in idx])
+
+
+def _trigger_xy(f: _Features, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = [], []
+    for i in idx:
+        for (words, x), heads in zip(f.words[i], f.docs[i].triggers):
+            if heads and len(words):
+                xs.append(x)
+                ys.extend(w.lower() in heads for w, _, _ in words)
+    return np.vstack(xs), np.asarray(ys)
+
+
+def _trigger_hits(model, f: _Features, idx: list[int]) -> tuple[int, int]:
+    hits = n = 0
+    for i in idx:
+        for (words, x), heads in zip(f.words[i], f.docs[i].triggers):
+            if heads and len(words):
+                p = model.predict_proba(x)[:, 1]
+                hits += words[int(p.argmax())][0].lower() in heads
+                n += 1
+    return hits, n
+
+
+def _folds(n_docs: int, k: int) -> list[tuple[list[int], list[int]]]:
+    k = max(2, min(k, n_docs))
+    return [([i for i in range(n_docs) if i % k != j], [i for i in range(n_docs) if i % k == j]) for j in range(k)]
+
+
+def _choose(f: _Features, idx: list[int], k: int = 4) -> tuple[float, float]:
+    """(C of the type head, C of the trigger head) by grouped cross-validation inside ``idx``."""
+    folds = [([idx[i] for i in tr], [idx[i] for i in te]) for tr, te in _folds(len(idx), k)]
+    best_t, best_tc = -1.0, C_TYPE[0]
+    for c in C_TYPE:
+        ok = n = 0
+        for tr, te in folds:
+            x, y = _type_xy(f, tr)
+            m = _type_model(c).fit(x, y)
+            xt, yt = _type_xy(f, te)
+            ok += int((m.predict(xt) == yt).sum())
+            n += len(yt)
+        if ok / max(1, n) > best_t:
+            best_t, best_tc = ok / max(1, n), c
+    best_w, best_wc = -1.0, C_TRIGGER[0]
+    for c in C_TRIGGER:
+        hits = n = 0
+        for tr, te in folds:
+            m = _trigger_model(c).fit(*_trigger_xy(f, tr))
+            h, k2 = _trigger_hits(m, f, te)
+            hits, n = hits + h, n + k2
+        if hits / max(1, n) > best_w:
+            best_w, best_wc = hits / max(1, n), c
+    return best_tc, best_wc
+
+
+def _fit(f: _Features, idx: list[int], encoder: str, c_type: float, c_trigger: float, meta: dict) -> EventHeads:
+    tm = _type_model(c_type).fit(*_type_xy(f, idx))
+    wm = _trigger_model(c_trigger).fit(*_trigger_xy(f, idx))
+    classes = [str(c) for c in tm.classes_]
+    unknown = set(classes) - set(EVENT_TYPES) - {NONE}
+    if unknown:
+        raise ConfigError(f"gold event types outside the schema: {sorted(unknown)}")
+    return EventHeads(encoder=encoder, classes=classes, type_weights=tm.coef_.astype("float32"),
+                      type_bias=tm.intercept_.astype("float32"), trigger_weights=wm.coef_[0].astype("float32"),
+                      trigger_bias=float(wm.intercept_[0]), meta=meta)
+
+
+def train_event_heads(docs: list[LabeledSentences], encoder: str = "embedded", features: _Features | None = None
+                      ) -> EventHeads:
+    """Both heads fitted on ``docs``, each C chosen by cross-validation grouped by complaint."""
+    if len(docs) < 2:
+        raise ConfigError("training the event heads needs at least two annotated complaints")
+    f = features or _Features.of(docs, encoder)
+    idx = list(range(len(docs)))
+    c_type, c_trigger = _choose(f, idx)
+    meta = {"trained_on": [d.doc_id for d in docs], "n_sentences": sum(len(d.texts) for d in docs),
+            "C_type": c_type, "C_trigger": c_trigger,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    return _fit(f, idx, encoder, c_type, c_trigger, meta)
+
+
+@dataclass
+class HeadsCV:
+    """Out-of-fold figures of the heads over complaints (every choice made inside the fold)."""
+
+    folds: int
+    type_accuracy: float
+    type_accuracy_on_events: float
+    trigger_top1: float
+    per_document: list[dict]
+    heads: dict[str, EventHeads] = field(default_factory=dict)  # doc_id → the heads of the fold it was held out in
+
+    def as_dict(self) -> dict:
+        return {"folds": self.folds, "type_accuracy": round(self.type_accuracy, 4),
+                "type_accuracy_on_events": round(self.type_accuracy_on_events, 4),
+                "trigger_top1": round(self.trigger_top1, 4), "per_document": self.per_document}
+
+
+def cross_validate(docs: list[LabeledSentences], k: int = 6, encoder: str = "embedded") -> HeadsCV:
+    """k folds over complaints; C chosen inside each fold; the fitted heads per held-out complaint."""
+    f = _Features.of(docs, encoder)
+    ok = n = ok_ev = n_ev = hits = n_trig = 0
+    rows, heads = [], {}
+    for tr, te in _folds(len(docs), k):
+        c_type, c_trigger = _choose(f, tr)
+        h = _fit(f, tr, encoder, c_type, c_trigger, {"fold_train": [docs[i].doc_id for i in tr]})
+        for i in te:
+            d = docs[i]
+            heads[d.doc_id] = h
+            probs = h.type_probs(f.type_x[i])
+            pred = [h.classes[j] for j in probs.argmax(axis=1)]
+            d_ok = sum(p == y for p, y in zip(pred, d.types))
+            d_ev = [(p, y) for p, y in zip(pred, d.types) if y != NONE]
+            d_hits = d_n = 0
+            for (words, x), gold in zip(f.words[i], d.triggers):
+                if gold and len(words):
+                    d_hits += words[int(h.word_probs(x).argmax())][0].lower() in gold
+                    d_n += 1
+            ok, n = ok + d_ok, n + len(pred)
+            ok_ev, n_ev = ok_ev + sum(p == y for p, y in d_ev), n_ev + len(d_ev)
+            hits, n_trig = hits + d_hits, n_trig + d_n
+            rows.append({"doc_id": d.doc_id, "sentences": len(pred), "type_accuracy": round(d_ok / max(1, len(pred)), 4),
+                         "trigger_top1": round(d_hits / max(1, d_n), 4)})
+    return HeadsCV(folds=min(k, len(docs)), type_accuracy=ok / max(1, n), type_accuracy_on_events=ok_ev / max(1, n_ev),
+                   trigger_top1=hits / max(1, n_trig), per_document=rows, heads=heads)
+
+
+__all__ = ["EMBEDDED_EVENT_HEADS", "EventHeads", "HeadsCV", "LabeledSentences", "SentenceReading", "annotated_folders",
+           "cross_validate", "labeled_complaints", "load_event_heads", "train_event_heads"]

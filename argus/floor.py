@@ -1,0 +1,64 @@
+"""The floor: an event graph with no language model, the yardstick every design is read against.
+
+One event per fact sentence, typed by six keyword rules (hire; terminate / fire / discharge;
+promote; resign; discriminate / harass; tell / say / email / complain / report), ``other`` when none
+fires; the caption's parties as the entities. The trigger is the word the rule matched, or the
+sentence's first past-tense verb (``lemminflect``), or its first word; the verb is the trigger's
+lemma. Participants are the parties the sentence names. There are no edges.
+
+It is deliberately simple: what twenty lines of rules score on the same documents with the same
+scorer. It is not the product; ``argus eval`` and the README print it beside every method.
+"""
+
+from __future__ import annotations
+
+import re
+
+from argus.documents import Document
+from argus.entities import caption_candidates
+from argus.schema import Entity, Event, EventGraph, EventTime, Participant
+from argus.words import lemma, past_tense_verbs, word_spans
+
+#: (event type, pattern on a word, base verb) in the order they are tried
+RULES: tuple[tuple[str, re.Pattern, str | None], ...] = (
+    ("hiring", re.compile(r"^(?:hire[ds]?|hiring|rehire[ds]?)$", re.I), "hire"),
+    ("termination", re.compile(r"^(?:terminat\w*|fire[ds]?|firing|discharg\w*)$", re.I), None),
+    ("promotion", re.compile(r"^promot\w*$", re.I), "promote"),
+    ("resignation", re.compile(r"^resign\w*$", re.I), "resign"),
+    ("harassment", re.compile(r"^(?:discriminat\w*|harass\w*)$", re.I), None),
+    ("communication", re.compile(r"^(?:told|tell\w*|said|says?|email\w*|e-mail\w*|complain\w*|report\w*)$", re.I), None),
+)
+
+
+def floor_event(eid: str, sid: str, text: str, entities: list[Entity]) -> Event:
+    """The floor's event for one fact sentence."""
+    words = word_spans(text)
+    etype, trigger = "other", None
+    for rtype, pattern, _ in RULES:
+        hit = next((w for w, _, _ in words if pattern.match(w)), None)
+        if hit:
+            etype, trigger = rtype, hit
+            break
+    if trigger is None:
+        verbs = past_tense_verbs(text)
+        trigger = verbs[0] if verbs else (words[0][0] if words else text.split()[0])
+    named = [e for e in entities if any(_names(n, text) for n in (e.name, *e.aliases))]
+    parts = [Participant(entity=e.id, role="agent" if i == 0 else "patient") for i, e in enumerate(named)]
+    return Event(id=eid, type=etype, verb=lemma(trigger), trigger=trigger, participants=parts,
+                 time=EventTime(kind="unknown"), evidence=[sid], confidence=0.5)
+
+
+def _names(name: str, text: str) -> bool:
+    return re.search(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)", text) is not None
+
+
+def floor_graph(doc: Document, fact_ids: list[str]) -> EventGraph:
+    """The floor's graph over the fact sentences ``fact_ids`` of ``doc``."""
+    entities = [Entity(id=f"E{i + 1}", name=c.name, kind=c.kind, role=c.role, aliases=c.aliases)
+                for i, c in enumerate(caption_candidates(doc.caption))]
+    idx = doc.index()
+    events = [floor_event(f"EV{k + 1}", sid, idx[sid].text, entities) for k, sid in enumerate(fact_ids)]
+    return EventGraph(entities=entities, events=events)
+
+
+__all__ = ["RULES", "floor_event", "floor_graph"]

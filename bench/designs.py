@@ -1,0 +1,232 @@
+"""The extraction designs against the floor, cross-validated by complaint, on 2 cores.
+
+For each row (a method, a model, settings) a fresh process runs ``argus.batch.run_batch`` (what
+``argus extract`` runs) over the annotated complaints, one after the other (never two engines at
+once), and every EKG is scored against gold with ``metrics.gold.score_document`` (relaxed tier):
+
+- the sentence design's event heads are trained out of fold: the complaints are split into
+  ``--folds`` groups (``argus.event_heads.cross_validate``'s folds) and each complaint is run with
+  the heads trained on the other groups (C chosen inside the fold);
+- ``floor`` is the no-model yardstick (``argus.floor``); every other row is read against it: mean
+  F1 over complaints with a 95 % bootstrap interval, the paired difference to the floor with a
+  95 % paired bootstrap interval, and on how many complaints the row scores at least the floor;
+- seconds per complaint are wall seconds of the row's batch divided by its complaints; tokens per
+  complaint from the EKGs' ledgers; peak RSS is the highest resident set (VmHWM) of the row's
+  process plus that of its engine process, read as the row finishes.
+
+A row with ``--time-limit`` seconds spent stops after the complaint in progress and reports the
+complaints it finished.
+
+    python bench/designs.py [--rows floor,sentence,chunked:local/smollm2,...] [--split all|train|dev]
+                            [--folds 6] [--time-limit 1800] [--out out/bench-designs]
+
+Row names: ``floor``; ``sentence`` (the default: heads decide, no model call for local engines);
+``sentence+choices:MODEL`` (the choice program on the sentences the heads read below τ = 0.6);
+``sentence+stage2:MODEL``; ``chunked:MODEL``; ``oneshot:MODEL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+DEFAULT_ROWS = ("floor,sentence,sentence+choices:local/smollm2,sentence+stage2:local/smollm2,chunked:local/smollm2,"
+                "oneshot:local/smollm2,sentence+choices:local/gemma3,chunked:local/gemma3,oneshot:local/gemma3")
+METRICS = ("events_f1", "entities_f1", "temporal_f1", "causal_f1")
+
+
+def row_config(row: str) -> tuple[str, dict]:
+    """(method, dotted overrides) of a row name."""
+    name, _, model = row.partition(":")
+    o: dict = {}
+    if model:
+        o["lm.default.model"] = model
+    if name == "floor":
+        return "floor", o
+    if name.startswith("sentence"):
+        o.update({"sentence.llm": "never", "sentence.stage2": False})
+        if "+choices" in name:
+            o.update({"sentence.llm": "always", "sentence.tau": 0.6})
+        if "+stage2" in name:
+            o["sentence.stage2"] = True
+        return "sentence", o
+    if name in ("chunked", "oneshot"):
+        return name, o
+    raise SystemExit(f"unknown row {row!r}")
+
+
+def _hwm_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
+def run_row(args) -> None:
+    """Child: run one row over its complaints, write RESULT.json."""
+    from argus.batch import run_batch
+    from argus.config import ArgusConfig
+    from argus.export import load_ekg
+    from metrics.gold import load_gold, score_document
+
+    spec = json.loads(args.row_spec)
+    method, overrides = spec["method"], spec["overrides"]
+    out = Path(spec["out"])
+    folds: dict[str, list[str]] = spec["folds"]  # heads file → complaint folders
+    t0 = time.perf_counter()
+    done: list[str] = []
+    engine_hwm = 0
+    for heads, folders in folds.items():
+        cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides,
+                                      **({"sentence.heads": heads} if heads else {})})
+        for folder in folders:
+            if time.perf_counter() - t0 > spec["time_limit"]:
+                break
+            run_batch([Path(folder) / "complaint.txt"], out / "ekg", cfg, method=method, graphml=False)
+            done.append(folder)
+            for child in _children(os.getpid()):
+                engine_hwm = max(engine_hwm, _hwm_kb(child))
+    wall = time.perf_counter() - t0
+    rows = []
+    for folder in done:
+        name = Path(folder).name
+        f = out / "ekg" / f"{name}.ekg.json"
+        if not f.exists():
+            rows.append({"doc": name, "failed": True})
+            continue
+        ekg = load_ekg(f)
+        sc = score_document(ekg, load_gold(folder), tiers=("relaxed",))
+        rows.append({"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
+                     "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
+                     "seconds": round(sum(s.seconds for s in ekg.stages), 2),
+                     "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),
+                     "ungrounded": sum(not e.grounded for e in ekg.graph.entities) + sum(not e.grounded for e in ekg.graph.events)})
+    for child in _children(os.getpid()):
+        engine_hwm = max(engine_hwm, _hwm_kb(child))
+    result = {"row": spec["row"], "method": method, "overrides": overrides, "wall_s": round(wall, 1),
+              "complaints": len(done), "peak_rss_mb": round((_hwm_kb(os.getpid()) + engine_hwm) / 1024),
+              "process_rss_mb": round(_hwm_kb(os.getpid()) / 1024), "engine_rss_mb": round(engine_hwm / 1024),
+              "rows": rows}
+    (out / "RESULT.json").write_text(json.dumps(result, indent=1))
+
+
+def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
+    """Complaint folder → the heads file trained without its fold."""
+    from argus.event_heads import cross_validate, labeled_complaints
+
+    labeled = labeled_complaints(docs)
+    cv = cross_validate(labeled, k=k)
+    files: dict[int, str] = {}
+    mapping = {}
+    for d in docs:
+        h = cv.heads[d.name]
+        key = id(h)
+        if key not in files:
+            path = out / "heads" / f"fold-{len(files) + 1}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            h.save(path)
+            files[key] = str(path)
+        mapping[str(d)] = files[key]
+    (out / "heads" / "cv.json").write_text(json.dumps(cv.as_dict(), indent=1))
+    return mapping
+
+
+def summarize(results: list[dict]) -> str:
+    from argus.experiments.stats import paired_bootstrap_ci
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    floor = next((r for r in results if r["row"] == "floor"), None)
+    fl = {x["doc"]: x for x in floor["rows"] if not x["failed"]} if floor else {}
+    head = ("| row | complaints | event F1 [95 % CI] | Δ event F1 vs floor [95 % paired CI] | ≥ floor | entity F1 [95 % CI] | "
+            "temporal F1 | causal F1 | s / complaint | tokens / complaint | peak RSS MB |")
+    lines = [head, "|" + "---|" * 11]
+
+    def ci(xs):
+        lo, hi = bootstrap_ci(xs) if xs else (float("nan"), float("nan"))
+        return f"{statistics.fmean(xs):.3f} [{lo:.3f}, {hi:.3f}]" if xs else "–"
+
+    for r in results:
+        ok = [x for x in r["rows"] if not x["failed"]]
+        if not ok:
+            lines.append(f"| {r['row']} | 0 of {r['complaints']} | – | – | – | – | – | – | – | – | {r['peak_rss_mb']} |")
+            continue
+        delta, at_least = "–", "–"
+        paired = [x for x in ok if x["doc"] in fl]
+        if r is not floor and paired:
+            d, lo, hi = paired_bootstrap_ci([x["events_f1"] for x in paired], [fl[x["doc"]]["events_f1"] for x in paired])
+            delta = f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            at_least = f"{sum(x['events_f1'] >= fl[x['doc']]['events_f1'] for x in paired)} of {len(paired)}"
+        failed = r["complaints"] - len(ok)
+        lines.append(
+            f"| {r['row']} | {len(ok)}{f' ({failed} failed)' if failed else ''} | {ci([x['events_f1'] for x in ok])} | {delta} | "
+            f"{at_least} | {ci([x['entities_f1'] for x in ok])} | {statistics.fmean(x['temporal_f1'] for x in ok):.3f} | "
+            f"{statistics.fmean(x['causal_f1'] for x in ok):.3f} | {r['wall_s'] / max(1, r['complaints']):.1f} | "
+            f"{statistics.fmean(x['tokens'] for x in ok):,.0f} | {r['peak_rss_mb']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default=DEFAULT_ROWS)
+    ap.add_argument("--split", default="all", help="all (train + dev), train or dev")
+    ap.add_argument("--folds", type=int, default=6)
+    ap.add_argument("--docs", type=int, default=0, help="only the first N complaints (0: all)")
+    ap.add_argument("--time-limit", type=float, default=3600.0, help="seconds per row")
+    ap.add_argument("--out", type=Path, default=Path("out/bench-designs"))
+    ap.add_argument("--row-spec", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.row_spec:
+        run_row(args)
+        return
+    from argus.paths import complaints_dir
+
+    splits = ("train", "dev") if args.split == "all" else (args.split,)
+    docs = [d for s in splits for d in sorted(complaints_dir(s).iterdir()) if (d / "gold.json").exists()]
+    args.out.mkdir(parents=True, exist_ok=True)
+    heads = _fold_heads(docs, args.folds, args.out)
+    docs = docs[: args.docs] if args.docs else docs
+    results = []
+    for row in [r.strip() for r in args.rows.split(",") if r.strip()]:
+        method, overrides = row_config(row)
+        folds: dict[str, list[str]] = {}
+        for d in docs:
+            folds.setdefault(heads[str(d)] if method == "sentence" else "", []).append(str(d))
+        rdir = args.out / row.replace(":", "_").replace("/", "-")
+        shutil.rmtree(rdir, ignore_errors=True)  # a fresh cache: every row pays for its calls
+        spec = {"row": row, "method": method, "overrides": overrides, "out": str(rdir), "folds": folds,
+                "time_limit": args.time_limit}
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, __file__, "--row-spec", json.dumps(spec)], check=True)
+        result = json.loads((rdir / "RESULT.json").read_text())
+        results.append(result)
+        print(f"{row}: {result['complaints']} complaints in {time.perf_counter() - t0:.0f} s", flush=True)
+        (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    print(summarize(results))
+
+
+if __name__ == "__main__":
+    main()
