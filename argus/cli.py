@@ -76,8 +76,9 @@ def extract(
         help="staged (the pipeline, its configured design), chunked, sentence, oneshot (the one-call baseline) or floor "
              "(keyword rules, no language model)"),
     design: Optional[str] = typer.Option(
-        None, "--design", help="the pipeline's design: sentence (the default: one event per fact sentence, by choices) "
-                               "or chunked (Stage 1 writes each chunk's graph)"),
+        None, "--design", help="the pipeline's design: sentence (one event per fact sentence, by choices) or chunked "
+                               "(Stage 1 writes each chunk's graph); default: sentence with local/ engines, chunked "
+                               "with hosted models"),
     no_resolver: bool = typer.Option(False, "--no-resolver", help="skip LLM cross-chunk resolution"),
     framenet_hints: bool = typer.Option(False, "--framenet-hints", help="give Stage 1 FrameNet-style frame hints"),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="DSPy cache directory"),

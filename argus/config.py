@@ -7,7 +7,7 @@
         resolver: {model: openai/qwen2.5-7b, api_base: "http://127.0.0.1:8000/v1"}
     facts: {mode: hybrid, tau: 0.8}
     chunking: {max_sentences: 8, overlap: 2}
-    extraction: {design: sentence, framenet_hints: false, max_retries: 2}
+    extraction: {design: sentence, framenet_hints: false, max_retries: 2}   # default: sentence for local/ engines
     sentence: {llm: measured, tau: 0.6, batch_size: 6}   # the sentence-level design
     merge: {resolver: true, top_k: 2}
     concurrency: {max_in_flight: 16}           # LM calls in flight across the run
@@ -159,12 +159,14 @@ class ChunkingConfig(_Strict):
 
 
 class ExtractionConfig(_Strict):
-    design: Literal["chunked", "sentence"] = Field(
-        default="sentence",
+    design: Literal["chunked", "sentence"] | None = Field(
+        default=None,
         description="chunked: LLM chunking, Stage 1 writes entities and events per chunk, Stage 2 relations, "
                     "merging and the resolver; sentence: one event per fact sentence chosen among given options "
                     "(encoder heads, the choice program where they are unsure), the document's entity list, Stage 2 "
-                    "over neighbouring events and date order (argus extract --design)")
+                    "over neighbouring events and date order (argus extract --design). None (default): sentence "
+                    "when the sentence stage runs on a local/ engine, where it was measured far above the chunked "
+                    "design (README), chunked otherwise, as before for hosted models")
     framenet_hints: bool = False
     max_retries: int = Field(default=1, ge=0, le=5, description="Retries with validation feedback per Stage 1/2 call")
     keep_ungrounded: bool = Field(
@@ -200,6 +202,8 @@ class SentenceConfig(_Strict):
                     "engine, where it was measured to lower temporal F1 below the date order alone at about 30 s per "
                     "batch (README)")
     date_edges: bool = Field(default=True, description="BEFORE / SAME_TIME edges between events with explicit dates")
+    resolver: bool = Field(default=False, description="Cross-batch candidate pairs (merge.top_k, min_similarity, max_pairs) "
+                                                      "decided by the resolver program, as in the chunked design")
 
 
 class MergeConfig(_Strict):

@@ -298,7 +298,7 @@ class ArgusPipeline(dspy.Module):
 
     def extract_chunk(self, doc: Document, chunk: Chunk, run: DocumentRun | None = None) -> MiniGraph:
         """The mini-graph of one chunk by the configured design (what an optimizer's minibatches run)."""
-        if self.config.extraction.design == "sentence":
+        if self.design == "sentence":
             return self.extract_sentences(doc, chunk, run)
         return self.extract_chunk_staged(doc, chunk, run)
 
@@ -391,6 +391,12 @@ class ArgusPipeline(dspy.Module):
         return "model", cfg.tau, ""
 
     @property
+    def sentence_resolver(self) -> bool:
+        """Whether the sentence design asks the resolver which events of different batches state one
+        occurrence (``sentence.resolver``, within ``merge.resolver``'s pairs and limits)."""
+        return bool(self.config.sentence.resolver and self.config.merge.resolver)
+
+    @property
     def sentence_stage2(self) -> bool:
         """Whether the sentence design runs Stage 2 over each batch (``sentence.stage2``; by default on
         unless Stage 2 runs on a ``local/`` engine)."""
@@ -433,7 +439,7 @@ class ArgusPipeline(dspy.Module):
                 continue
             etype, conf = r.best_type()
             word, a, b, _ = r.ranked_words(1)[0]
-            picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf, "by": "heads"}]
+            picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
         mode, tau, why = self.sentence_routing()
         if why and why not in _SAID:
             _SAID.add(why)
@@ -503,8 +509,10 @@ class ArgusPipeline(dspy.Module):
                 issues.append(f"sentence: {ev.sentence} trigger {ev.trigger!r} is not in the sentence; the heads' pick stays")
                 continue
             time = ev.time if _time_ok(ev.time, s.text) else None
+            # the event's confidence: how probable the heads found the type the model chose
             out.setdefault(ev.sentence, []).append({
-                "type": ev.type, "trigger": (ev.trigger, at, at + len(ev.trigger)), "confidence": 0.7, "by": "model",
+                "type": ev.type, "trigger": (ev.trigger, at, at + len(ev.trigger)),
+                "confidence": readings[ev.sentence].type_probs.get(ev.type, 0.0),
                 "participants": [p for p in ev.participants if p.entity in known] or None, "time": time})
         return out, issues
 
@@ -533,7 +541,7 @@ class ArgusPipeline(dspy.Module):
                 times = self.sentence_times(doc)
                 minigraphs = self._map(lambda ch: self.extract_sentences(doc, ch, run, entities, readings, times), chunks)
             with run.timed("merge"):
-                graph, log = merge_minigraphs(minigraphs)
+                graph, log = self.merge(doc, minigraphs, run) if self.sentence_resolver else merge_minigraphs(minigraphs)
                 if cfg.date_edges:
                     add_date_edges(graph, date_edges([DatedEvent(e.id, e.time.value or "", tuple(e.evidence))
                                                       for e in graph.events if e.time.kind == "explicit"]), log)
@@ -544,6 +552,15 @@ class ArgusPipeline(dspy.Module):
         finally:
             if ledger is not None:
                 ledger.extend(run.ledger.entries)
+
+    @property
+    def design(self) -> str:
+        """The extraction design ``extract`` runs (``extraction.design``; by default the sentence design
+        when the sentence stage runs on a ``local/`` engine, the chunked one otherwise)."""
+        d = self.config.extraction.design
+        if d is None:
+            return "sentence" if self.config.lm.for_stage("sentence").model.startswith("local/") else "chunked"
+        return d
 
     @property
     def grounded_decoding(self) -> bool:
@@ -609,7 +626,7 @@ class ArgusPipeline(dspy.Module):
 
         LM calls are also appended to ``ledger`` (when given) even if the document fails midway.
         """
-        if self.config.extraction.design == "sentence":
+        if self.design == "sentence":
             return self.extract_by_sentence(source, ledger)
         return self.extract_chunked(source, ledger)
 
@@ -629,7 +646,7 @@ class ArgusPipeline(dspy.Module):
                 chunks, chunk_issues = self.chunk(doc, run)
             run.warnings += [f"chunking: {i}" for i in chunk_issues if "failed" in i]
             with run.timed("extraction"):  # chunks in parallel; each runs Stage 1, then its Stage 2
-                minigraphs = self._map(lambda ch: self.extract_chunk(doc, ch, run), chunks)
+                minigraphs = self._map(lambda ch: self.extract_chunk_staged(doc, ch, run), chunks)
             with run.timed("merge"):
                 graph, log = self.merge(doc, minigraphs, run)
                 graph, rejected = self.ground(doc, graph, chunks)

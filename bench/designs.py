@@ -14,8 +14,8 @@ once), and every EKG is scored against gold with ``metrics.gold.score_document``
   complaint from the EKGs' ledgers; peak RSS is the highest resident set (VmHWM) of the row's
   process plus that of its engine process, read as the row finishes.
 
-A row with ``--time-limit`` seconds spent stops after the complaint in progress and reports the
-complaints it finished.
+A row with ``--time-limit`` seconds spent (``ROW@SECONDS`` sets a row's own) stops after the complaint
+in progress and reports the complaints it finished.
 
     python bench/designs.py [--rows floor,sentence,chunked:local/smollm2,...] [--split all|train|dev]
                             [--folds 6] [--time-limit 1800] [--out out/bench-designs]
@@ -52,8 +52,7 @@ def row_config(row: str) -> tuple[str, dict]:
         o["lm.default.model"] = model
     if name == "floor":
         return "floor", o
-    if name.startswith("sentence"):
-        o.update({"sentence.llm": "never", "sentence.stage2": False})
+    if name.startswith("sentence"):  # plain "sentence" is the offline default, untouched
         if "+choices" in name:
             o.update({"sentence.llm": "always", "sentence.tau": 0.6})
         if "+stage2" in name:
@@ -119,8 +118,9 @@ def run_row(args) -> None:
             rows.append({"doc": name, "failed": True})
             continue
         ekg = load_ekg(f)
-        sc = score_document(ekg, load_gold(folder), tiers=("relaxed",))
+        sc = score_document(ekg, load_gold(folder), tiers=("exact", "relaxed"))
         rows.append({"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
+                     "exact_events_f1": sc["exact_events_f1"],
                      "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
                      "seconds": round(sum(s.seconds for s in ekg.stages), 2),
                      "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),
@@ -161,9 +161,10 @@ def summarize(results: list[dict]) -> str:
 
     floor = next((r for r in results if r["row"] == "floor"), None)
     fl = {x["doc"]: x for x in floor["rows"] if not x["failed"]} if floor else {}
-    head = ("| row | complaints | event F1 [95 % CI] | Δ event F1 vs floor [95 % paired CI] | ≥ floor | entity F1 [95 % CI] | "
+    head = ("| row | complaints | event F1 [95 % CI] | Δ event F1 vs floor [95 % paired CI] | ≥ floor | exact event F1 | "
+            "entity F1 [95 % CI] | "
             "temporal F1 | causal F1 | s / complaint | tokens / complaint | peak RSS MB |")
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 12]
 
     def ci(xs):
         lo, hi = bootstrap_ci(xs) if xs else (float("nan"), float("nan"))
@@ -172,7 +173,7 @@ def summarize(results: list[dict]) -> str:
     for r in results:
         ok = [x for x in r["rows"] if not x["failed"]]
         if not ok:
-            lines.append(f"| {r['row']} | 0 of {r['complaints']} | – | – | – | – | – | – | – | – | {r['peak_rss_mb']} |")
+            lines.append(f"| {r['row']} | 0 of {r['complaints']} | – | – | – | – | – | – | – | – | – | {r['peak_rss_mb']} |")
             continue
         delta, at_least = "–", "–"
         paired = [x for x in ok if x["doc"] in fl]
@@ -183,7 +184,8 @@ def summarize(results: list[dict]) -> str:
         failed = r["complaints"] - len(ok)
         lines.append(
             f"| {r['row']} | {len(ok)}{f' ({failed} failed)' if failed else ''} | {ci([x['events_f1'] for x in ok])} | {delta} | "
-            f"{at_least} | {ci([x['entities_f1'] for x in ok])} | {statistics.fmean(x['temporal_f1'] for x in ok):.3f} | "
+            f"{at_least} | {statistics.fmean(x.get('exact_events_f1', float('nan')) for x in ok):.3f} | "
+            f"{ci([x['entities_f1'] for x in ok])} | {statistics.fmean(x['temporal_f1'] for x in ok):.3f} | "
             f"{statistics.fmean(x['causal_f1'] for x in ok):.3f} | {r['wall_s'] / max(1, r['complaints']):.1f} | "
             f"{statistics.fmean(x['tokens'] for x in ok):,.0f} | {r['peak_rss_mb']} |")
     return "\n".join(lines)
@@ -197,10 +199,21 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=0, help="only the first N complaints (0: all)")
     ap.add_argument("--time-limit", type=float, default=3600.0, help="seconds per row")
     ap.add_argument("--out", type=Path, default=Path("out/bench-designs"))
+    ap.add_argument("--combine", type=Path, nargs="*", help="print one table from the results.json of these out folders "
+                                                             "(the first floor row found is the yardstick)")
     ap.add_argument("--row-spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.row_spec:
         run_row(args)
+        return
+    if args.combine:
+        results, seen = [], set()
+        for folder in args.combine:
+            for r in json.loads((folder / "results.json").read_text()):
+                if r["row"] not in seen:
+                    seen.add(r["row"])
+                    results.append(r)
+        print(summarize(results))
         return
     from argus.paths import complaints_dir
 
@@ -210,7 +223,8 @@ def main() -> None:
     heads = _fold_heads(docs, args.folds, args.out)
     docs = docs[: args.docs] if args.docs else docs
     results = []
-    for row in [r.strip() for r in args.rows.split(",") if r.strip()]:
+    for item in [r.strip() for r in args.rows.split(",") if r.strip()]:
+        row, _, limit = item.partition("@")  # "chunked:local/gemma3@900": that row's own time limit
         method, overrides = row_config(row)
         folds: dict[str, list[str]] = {}
         for d in docs:
@@ -218,7 +232,7 @@ def main() -> None:
         rdir = args.out / row.replace(":", "_").replace("/", "-")
         shutil.rmtree(rdir, ignore_errors=True)  # a fresh cache: every row pays for its calls
         spec = {"row": row, "method": method, "overrides": overrides, "out": str(rdir), "folds": folds,
-                "time_limit": args.time_limit}
+                "time_limit": float(limit) if limit else args.time_limit}
         t0 = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--row-spec", json.dumps(spec)], check=True)
         result = json.loads((rdir / "RESULT.json").read_text())

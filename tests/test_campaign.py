@@ -362,3 +362,27 @@ def test_spend_book_attributes_each_call_once(tmp_path):
     assert s["by_phase"]["val"] == {"calls": 1, "billed_usd": 0.0, "billed_tokens": 0, "list_usd": 0.0,
                                     "list_tokens": 15, "cache_hits": 1}
     assert set(s["by_trial"]["1"]) == {"gepa", "reflection", "val", "metric"}
+
+
+def test_the_frontier_chooses_between_designs(tmp_path):
+    """space.extraction [chunked, sentence]: one trial per design, each evolving the programs its design
+    runs; members record their design and deploy it."""
+    from optimizers.deploy import pipeline_for
+
+    result, engine = _run(tmp_path, programs=["stage1", "stage2", "sentence_events"],
+                          space={"task_model": ["local/smollm2"], "extraction": ["chunked", "sentence"]},
+                          pipeline={**CAMPAIGN["pipeline"], "sentence.llm": "always", "sentence.tau": 1.0})
+    designs = {e.settings["extraction"] for e in result.evaluations}
+    assert designs == {"chunked", "sentence"}
+    for e in result.evaluations:
+        allowed = {"stage1", "stage2"} if e.settings["extraction"] == "chunked" else {"sentence_events"}
+        assert set(e.changed_programs) <= allowed, (e.settings["extraction"], e.changed_programs)
+    sentence_evals = [e for e in result.evaluations if e.settings["extraction"] == "sentence"]
+    assert any("sentence" in e.stage_costs for e in sentence_evals)  # its deployment runs called the choice program
+    assert all("stage1" not in e.stage_costs for e in sentence_evals)
+    root = tmp_path / "compiled" / "simtest"
+    for member in result.frontier:
+        manifest = json.loads((root / member / "manifest.json").read_text())
+        design = manifest["settings"]["extraction"]
+        pipe = pipeline_for(manifest["settings"], member_dir=root / member)
+        assert pipe.config.extraction.design == design and manifest["settings"]["models"]["sentence"] == "local/smollm2"

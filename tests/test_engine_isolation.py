@@ -70,7 +70,7 @@ def _config(tmp_path: Path, concurrency: int = 1) -> ArgusConfig:
     return ArgusConfig.load(None, {
         "cache_dir": str(tmp_path / "cache"), "facts.mode": "classifier", "chunking.use_llm": False,
         "merge.resolver": False, "lm.stages.stage1.max_tokens": 300, "lm.stages.stage2.max_tokens": 200,
-        "concurrency.max_in_flight": concurrency,
+        "concurrency.max_in_flight": concurrency, "extraction.design": "chunked",
     })
 
 

@@ -119,7 +119,7 @@ def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
         pytest.skip(f"{complaint} not found")
     from argus.pipeline import ArgusPipeline
 
-    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache")})
+    cfg = ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "extraction.design": "chunked"})
     assert cfg.lm.for_stage("stage1").model == "local/smollm2"
     ekg = ArgusPipeline(cfg).extract(complaint)
     check_contract(ekg, complaint.read_text(encoding="utf-8"))
@@ -145,7 +145,7 @@ def test_grounded_decoding_on_the_embedded_engine_writes_only_words_of_the_chunk
     from argus.schema import Chunk
     from tests.conftest import DEMO
 
-    pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"),
+    pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "extraction.design": "chunked",
                                                  "extraction.grounded_decoding": True}))
     doc = pipe.preprocess(pipe.read(DEMO))
     quoted = [s for s in doc.sentences if '"' in s.text or "“" in s.text]
@@ -171,3 +171,37 @@ def test_grounded_decoding_on_the_embedded_engine_writes_only_words_of_the_chunk
     for ev in written["events"]:
         assert ev.trigger in phrases, ev
     assert not [r for r in mg.rejected if r.kind in ("entity", "alias", "name")], mg.rejected
+
+
+def test_sentence_design_on_the_embedded_engine(tmp_path):
+    """The offline default calls no model (the heads decide: the embedded model was measured no better);
+    asked to decide every sentence, the embedded engine's choices are words of their sentences and
+    entities of the list, and everything kept is grounded."""
+    from argus.grounding import span_problems
+    from argus.pipeline import ArgusPipeline
+    from tests.conftest import DEMO
+
+    default = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "c0")}))
+    ekg = default.extract(DEMO)
+    assert ekg.method == "sentence" and ekg.ledger.totals.calls == 0 and ekg.graph.events
+    pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "c1"), "sentence.llm": "always",
+                                                 "sentence.tau": 1.0, "sentence.batch_size": 8}))
+    seen = []
+    original = pipe.programs.sentence_events.forward
+
+    def record(**kwargs):
+        res = original(**kwargs)
+        seen.append((kwargs, res))
+        return res
+
+    pipe.programs.sentence_events.forward = record
+    ekg = pipe.extract(DEMO)
+    assert seen and {e.stage for e in ekg.ledger.entries} == {"sentence"}
+    for kwargs, res in seen:
+        ids = {sid for sid, _ in kwargs["sentences"]}
+        entity_ids = {eid for eid, _, _ in kwargs["entities"]}
+        union = {w for sid in ids for w in kwargs["words"][sid]}
+        for ev in (res.outputs or {}).get("events", []):
+            assert ev.sentence in ids and ev.trigger in union, ev  # the grammar allowed nothing else
+            assert {p.entity for p in ev.participants} <= entity_ids, ev
+    assert span_problems(ekg) == [] and all(e.grounded for e in ekg.graph.events)

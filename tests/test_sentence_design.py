@@ -191,8 +191,10 @@ def test_sentence_design_with_the_choice_program(scripted_sentence_pipeline):
     stages = {e.stage for e in ekg.ledger.entries}
     assert stages >= {"sentence", "stage2"} and ekg.models["sentence"] == pipe.config.lm.for_stage("sentence").model
     by_sentence = {s.id: s.text for s in ekg.sentences}
-    chosen = [e for e in ekg.graph.events if e.confidence == 0.7]  # what the scripted model chose
-    assert chosen
+    answered = {(e["sentence"], e["trigger"]) for c in pipe.engine.calls if c["fields"][0] == "events"
+                for e in pipe.engine._choices(c["inputs"]["sentences"], c["inputs"]["entities"])}
+    chosen = [e for e in ekg.graph.events if (e.evidence[0], e.trigger) in answered]
+    assert chosen and all(0.0 <= e.confidence <= 1.0 for e in chosen)
     for ev in ekg.graph.events:
         assert ev.trigger in by_sentence[ev.evidence[0]]
     assert ekg.graph.temporal_edges and not span_problems(ekg)
@@ -276,3 +278,14 @@ def test_gemma_is_assembled_checked_and_carries_its_terms():
 
     data = Path(pkg.__file__).parent / "data"
     assert (data / "GEMMA_TERMS.html").stat().st_size > 1000 and "gemma" in (data / "NOTICE.md").read_text().lower()
+
+
+def test_design_defaults_to_sentence_on_local_engines_and_chunked_on_hosted_models():
+    from argus.config import ArgusConfig
+    from argus.pipeline import ArgusPipeline
+
+    assert ArgusPipeline().design == "sentence"
+    assert ArgusPipeline(ArgusConfig.load(None, {"lm.default.model": "openai/gpt-4o-mini"})).design == "chunked"
+    assert ArgusPipeline(ArgusConfig.load(None, {"lm.default.model": "openai/gpt-4o-mini",
+                                                 "extraction.design": "sentence"})).design == "sentence"
+    assert ArgusPipeline(ArgusConfig.load(None, {"extraction.design": "chunked"})).design == "chunked"
