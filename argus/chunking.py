@@ -9,7 +9,7 @@ boundaries (where a new episode starts); everything else is enforced here.
 
 from __future__ import annotations
 
-from argus.schema import Chunk
+from argus.schema import Chunk, id_order
 
 
 def chunk_plan_errors(plan: list[list[str]], ids: list[str], max_sentences: int) -> list[str]:
@@ -17,7 +17,7 @@ def chunk_plan_errors(plan: list[list[str]], ids: list[str], max_sentences: int)
     errs: list[str] = []
     if not plan:
         return ["no chunks were returned"]
-    unknown = sorted({s for c in plan for s in c if s not in pos}, key=lambda s: int(s[1:]) if s[1:].isdigit() else 0)
+    unknown = sorted({s for c in plan for s in c if s not in pos}, key=id_order)
     if unknown:
         errs.append(f"unknown sentence ids {unknown[:10]}")
     covered = {s for c in plan for s in c}

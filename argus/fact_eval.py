@@ -134,11 +134,14 @@ def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded"
 
 
 def calibration_bins(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[tuple[float, float, int]]:
-    """(mean probability, observed frequency, count) of every non-empty equal-width bin."""
+    """(mean probability, observed frequency, count) of every non-empty equal-width bin, binned as
+    scikit-learn's ``calibration_curve(strategy="uniform")`` bins (which gives the first two)."""
+    from sklearn.calibration import calibration_curve
+
     p, y = np.asarray(p, float), np.asarray(y, float)
-    idx = np.clip(np.digitize(p, np.linspace(0.0, 1.0, bins + 1)[1:-1]), 0, bins - 1)
-    return [(float(p[idx == b].mean()), float(y[idx == b].mean()), int((idx == b).sum()))
-            for b in range(bins) if (idx == b).any()]
+    freq, conf = calibration_curve(y, p, n_bins=bins, strategy="uniform")
+    counts = np.bincount(np.searchsorted(np.linspace(0.0, 1.0, bins + 1)[1:-1], p), minlength=bins)
+    return [(float(c), float(f), int(k)) for c, f, k in zip(conf, freq, counts[counts > 0])]
 
 
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
@@ -182,10 +185,10 @@ def cross_validate(docs: list[LabeledDocument], *, encoder: str = "embedded", se
     r = np.concatenate([raw[d.doc_id] for d in docs])
     pooled = fact_metrics(y.tolist(), (p >= 0.5).astype(int).tolist())
     f1s = table["fact_f1"].to_numpy()
-    half = stats.t.ppf(0.975, len(f1s) - 1) * f1s.std(ddof=1) / np.sqrt(len(f1s))
+    lo, hi = stats.t.interval(0.95, len(f1s) - 1, loc=f1s.mean(), scale=stats.sem(f1s))
     return CrossValidation(
         per_document=table, pooled=pooled, mean_f1=float(f1s.mean()),
-        ci95=(float(f1s.mean() - half), float(f1s.mean() + half)),
+        ci95=(float(lo), float(hi)),
         ece=expected_calibration_error(p, y), ece_uncalibrated=expected_calibration_error(r, y),
         probs=probs, seconds=time.perf_counter() - t0,
     )

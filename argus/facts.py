@@ -25,7 +25,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from argus.embeddings import encode, is_embedded
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.paths import RESOURCES, complaints_dir
-from metrics.base import precision_recall_f1
+from metrics.gold import FactPRF
 
 EMBEDDED_HEAD = RESOURCES / "fact_head_minilm.json"
 
@@ -451,10 +450,7 @@ def gate_facts(
 
 
 def fact_metrics(y_true: list[int], y_pred: list[int]) -> dict:
-    """Fact-class precision, recall, F1 and accuracy."""
-    tp = sum(1 for t, p in zip(y_true, y_pred) if t and p)
-    fp = sum(1 for t, p in zip(y_true, y_pred) if not t and p)
-    fn = sum(1 for t, p in zip(y_true, y_pred) if t and not p)
-    acc = sum(1 for t, p in zip(y_true, y_pred) if t == p) / len(y_true) if y_true else math.nan
-    prec, rec, f1 = precision_recall_f1(tp, fp, fn)
-    return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "n": len(y_true)}
+    """Fact-class precision, recall, F1 and accuracy, by the rule gold scoring uses
+    (``metrics.gold.FactPRF``: no sentences is accuracy 1.0, as P = R = F1 = 1.0)."""
+    m = FactPRF.from_labels([bool(t) for t in y_true], [bool(p) for p in y_pred])
+    return {"precision": m.precision, "recall": m.recall, "f1": m.f1, "accuracy": m.accuracy, "n": m.n}

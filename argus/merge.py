@@ -42,6 +42,7 @@ from argus.schema import (
     MergeDecision,
     MiniGraph,
     Participant,
+    id_order,
 )
 
 _PUNCT_EDGES = re.compile(r"^[\s\"'“”‘’(\[,.;:]+|[\s\"'“”‘’)\],.;:]+$")
@@ -59,12 +60,8 @@ def normalize_verb(verb: str) -> str:
     return " ".join(verb.lower().split())
 
 
-def _sid_key(sid: str) -> int:
-    return int(sid[1:]) if sid[1:].isdigit() else 0
-
-
 def _ordered_sids(ids) -> list[str]:
-    return sorted(set(ids), key=_sid_key)
+    return sorted(set(ids), key=id_order)
 
 
 def _event_number(event_id: str) -> int:
@@ -218,10 +215,17 @@ def _chunks_of(ev: DocEvent) -> set[str]:
 def describe_event(ev: DocEvent, graph: DocumentGraph, sentence_text: dict[str, str]) -> str:
     """A compact description with the evidence sentences, used for similarity and by the resolver."""
     names = {e.id: e.name for e in graph.entities}
-    parts = ", ".join(f"{names.get(p.entity, p.entity)} ({p.role})" for p in ev.participants) or "none"
-    when = ev.time.value if ev.time.value else ev.time.kind
-    evidence = " ".join(f"[{s}] {sentence_text.get(s, '')}" for s in ev.evidence)
-    return f"{ev.type}: {ev.verb} — \"{ev.trigger}\"; participants: {parts}; time: {when}. Evidence: {evidence}"
+    return event_description(ev.type, ev.verb, ev.trigger, [(names.get(p.entity, p.entity), p.role) for p in ev.participants],
+                             ev.time.value or ev.time.kind, [(s, sentence_text.get(s, "")) for s in ev.evidence])
+
+
+def event_description(etype: str, verb: str, trigger: str, participants: list[tuple[str, str]], when: str,
+                      evidence: list[tuple[str, str]]) -> str:
+    """The resolver's view of one event, from plain values: what deployment shows it
+    (``describe_event``) and what its training examples show it (``optimizers.examples``)."""
+    parts = ", ".join(f"{name} ({role})" for name, role in participants) or "none"
+    quoted = " ".join(f"[{sid}] {text}" for sid, text in evidence)
+    return f"{etype}: {verb} — \"{trigger}\"; participants: {parts}; time: {when}. Evidence: {quoted}"
 
 
 @dataclass(frozen=True)

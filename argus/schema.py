@@ -292,6 +292,13 @@ class DocumentEKG(_Strict):
     ledger: LedgerSection
 
 
+def id_order(ident: str) -> tuple[int, str]:
+    """The sort key of a numbered id (sentence ``S12``, event ``EV3``, entity ``E7``): by its number,
+    ids without one last, ties by the id itself. Every ordering of ids by number uses it."""
+    digits = ident.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    return (int(digits), ident) if digits.isdigit() else (1 << 30, ident)
+
+
 def export_json_schema() -> dict:
     schema = DocumentEKG.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -38,7 +38,7 @@ from argus.errors import ArgusError
 from argus.export import load_ekg
 from argus.io import write_text_atomic
 from networkx.utils import UnionFind
-from argus.schema import DocEvent, DocumentEKG
+from argus.schema import DocEvent, DocumentEKG, id_order
 
 AGENT_ROLES = frozenset({
     "agent", "actor", "speaker", "sender", "author", "complainant", "requester", "filer", "initiator",
@@ -118,13 +118,13 @@ class Timeline:
     """Temporal edges left out of the order to break a cycle (or a contradiction with the dates)."""
 
 
-def _text_order(ekg: DocumentEKG) -> dict[str, tuple[int, int]]:
-    """Each event's position in the text: (index of its first evidence sentence, id number)."""
+def _text_order(ekg: DocumentEKG) -> dict[str, tuple[int, tuple[int, str]]]:
+    """Each event's position in the text: (index of its first evidence sentence, its id's order)."""
     sidx = {s.id: i for i, s in enumerate(ekg.sentences)}
     out = {}
     for ev in ekg.graph.events:
         first = min((sidx.get(s, len(sidx)) for s in ev.evidence), default=len(sidx))
-        out[ev.id] = (first, int(ev.id[2:]) if ev.id[2:].isdigit() else 0)
+        out[ev.id] = (first, id_order(ev.id))
     return out
 
 

@@ -17,7 +17,6 @@ Prints Fact F1 per fold and pooled, training seconds and the size of what each w
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import tempfile

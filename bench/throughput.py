@@ -1,6 +1,6 @@
 """Throughput: documents per minute at concurrency 1, 4, 16, 64 against an LM with a set latency.
 
-Every stage's LM is ``openai/fake`` at a loopback ``argus.testing.latency_server.LatencyServer``
+Every stage's LM is ``openai/fake`` at a loopback ``tests.latency_server.LatencyServer``
 (``structured_output: json_object_schema``, ``cache: false``) that answers each call after
 ``--latency`` seconds with schema-valid JSON, so the run measures the pipeline's scheduling of LM
 calls — not a model. The documents are the annotated complaints (``us_complaints/train`` then
@@ -305,7 +305,7 @@ def main() -> None:
         Path(args.result).write_text(json.dumps(result), encoding="utf-8")
         return
 
-    from argus.testing.latency_server import LatencyServer
+    from tests.latency_server import LatencyServer
 
     levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
     paths = annotated_documents(args.docs)

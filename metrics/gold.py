@@ -73,7 +73,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from argus.schema import DocumentEKG, EventGraph
+from argus.schema import DocumentEKG, EventGraph, id_order
 from metrics.base import precision_recall_f1
 
 __all__ = [
@@ -98,12 +98,8 @@ def _cap(lines: list[str], limit: int = MAX_FEEDBACK_LINES) -> str:
     return "\n".join(lines)
 
 
-def _sid_num(sid: str) -> int:
-    return int(sid[1:]) if sid[1:].isdigit() else 10**9
-
-
 def _sids(ids: Iterable[str]) -> list[str]:
-    return sorted(set(ids), key=_sid_num)
+    return sorted(set(ids), key=id_order)
 
 
 def _fmt_sids(ids: Iterable[str]) -> str:
@@ -400,7 +396,7 @@ class GraphView:
         return next((e for e in self.entities if e.id == eid), None)
 
     def position(self, sid: str) -> int:
-        return self.sentence_order.get(sid, _sid_num(sid))
+        return self.sentence_order.get(sid, id_order(sid)[0])
 
     def as_dict(self) -> dict:
         return {
@@ -450,7 +446,7 @@ def graph_view(graph: Any, sentence_text: Mapping[str, str] | None = None,
                 for x in (_get(graph, key, []) or [])]
 
     text = dict(sentence_text or {})
-    order = {sid: i for i, sid in enumerate(sorted(text, key=_sid_num))} if text else {}
+    order = {sid: i for i, sid in enumerate(sorted(text, key=id_order))} if text else {}
     return GraphView(ents, events, edges("temporal_edges"), edges("causal_edges"), text, order,
                      translated=evidence_map is not None)
 
@@ -706,11 +702,6 @@ def _causal_key(src: str, tgt: str, rel: str) -> tuple:
     return (rel, src, tgt)
 
 
-def _ev_num(eid: str) -> int:
-    digits = eid.lstrip("EV")
-    return int(digits) if digits.isdigit() else 10**9
-
-
 def _fmt_key(key: tuple, kind: str) -> str:
     rel, a, b = key
     if kind == "temporal" and rel in ("OVERLAP", "SAME_TIME"):
@@ -736,7 +727,7 @@ def _score_edges(pred: list[EdgeView], gold: list[EdgeView], align: Mapping[str,
         if not why:
             why = f"gold has no {_fmt_key(mk, kind)}"
         spurious.append(f"{kind} {_fmt_key(k, kind)} not in gold ({why})")
-    gold_sorted = sorted(gkeys, key=lambda k: (_ev_num(k[1]), _ev_num(k[2]), k[0]))
+    gold_sorted = sorted(gkeys, key=lambda k: (id_order(k[1]), id_order(k[2]), k[0]))
     missed = [f"missed gold {kind} {_fmt_key(k, kind)}" for k in gold_sorted if k not in hit_gold]
     strict = PRF.from_counts(len(hit_gold), len(pkeys) - len(hit_gold), len(gkeys) - len(hit_gold))
     any_score = None

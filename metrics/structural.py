@@ -53,7 +53,7 @@ import networkx as nx
 import pydantic
 
 from argus.merge import normalize_verb
-from argus.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge
+from argus.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge, id_order
 from metrics.base import Defect, MetricResult, weighted_mean
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -277,7 +277,7 @@ def structural_score(
     missing: list[str] = []
     if facts:
         cited = {sid for ev in events for sid in ev.evidence}
-        missing = sorted(facts - cited, key=_sid_order)
+        missing = sorted(facts - cited, key=id_order)
         share = 1.0 - len(missing) / len(facts)
         components["coverage"] = min(1.0, share / coverage_target) if coverage_target > 0 else share
         if components["coverage"] < 1.0:
@@ -361,10 +361,6 @@ def _grounding(entities, events, rejected, ungrounded: set[str], defects: list[D
     return max(0.0, 1.0 - bad / written) if written else 1.0
 
 
-def _sid_order(sid: str) -> tuple[int, str]:
-    return (int(sid[1:]), sid) if sid[1:].isdigit() else (1 << 30, sid)
-
-
 class _SameTimeClasses:
     """SAME_TIME classes of event ids (``networkx.utils.UnionFind``); ``label`` names a class by its
     members in event order, whichever member is the root."""
@@ -380,10 +376,5 @@ class _SameTimeClasses:
         self.sets.union(a, b)
 
     def label(self, root: str) -> str:
-        group = sorted((i for i in self.ids if self.sets[i] == root), key=_sid_order_ev)
+        group = sorted((i for i in self.ids if self.sets[i] == root), key=id_order)
         return group[0] if len(group) == 1 else "{" + "=".join(group) + "}"
-
-
-def _sid_order_ev(eid: str) -> tuple[int, str]:
-    digits = eid.lstrip("EV")
-    return (int(digits), eid) if digits.isdigit() else (1 << 30, eid)

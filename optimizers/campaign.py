@@ -963,22 +963,19 @@ class Campaign:
         if not self._rdb:
             yield True
             return
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: no lock
-            yield True
-            return
+        from filelock import FileLock, Timeout
+
         self.compiled_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.compiled_dir / ".frontier.lock", "a") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        lock = FileLock(self.compiled_dir / ".frontier.lock")
+        try:
+            lock.acquire(timeout=-1 if wait else 0)
+        except Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
 
     def _write_frontier(self, splits, ledger, spend: SpendBook, stop, *, iteration: int) -> None:
         from optimizers.frontier import (

@@ -24,8 +24,9 @@ import dspy
 
 from argus.chunking import window_chunks
 from argus.documents import Document, Section, Sentence
+from argus.merge import event_description
 from argus.paths import complaints_dir
-from argus.schema import Chunk
+from argus.schema import Chunk, id_order
 
 def _doc_dirs(split: str, root: Path | None = None) -> list[Path]:
     base = (root / split) if root else complaints_dir(split)
@@ -123,7 +124,7 @@ def restrict_graph(graph: dict, ids: list[str]) -> dict:
         for e in graph[key]:
             if e["source"] in ev_ids and e["target"] in ev_ids:
                 evidence = [s for s in e["evidence"] if s in keep] or sorted(
-                    set(by_id[e["source"]]["evidence"]) | set(by_id[e["target"]]["evidence"]), key=lambda s: int(s[1:]))
+                    set(by_id[e["source"]]["evidence"]) | set(by_id[e["target"]]["evidence"]), key=id_order)
                 out.append({**e, "evidence": evidence})
         return out
 
@@ -251,11 +252,10 @@ def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, i
 
 
 def _describe_gold(ev: dict, names: dict[str, str], text: dict[str, str], evidence: list[str]) -> str:
-    """The resolver's view of an event (as ``argus.merge.describe_event`` writes it)."""
-    parts = ", ".join(f"{names.get(p['entity'], p['entity'])} ({p['role']})" for p in ev["participants"]) or "none"
-    when = ev["time"].get("value") or ev["time"]["kind"]
-    quoted = " ".join(f"[{s}] {text.get(s, '')}" for s in evidence)
-    return f"{ev['type']}: {ev['verb']} — \"{ev['trigger']}\"; participants: {parts}; time: {when}. Evidence: {quoted}"
+    """The resolver's view of a gold event, through the rule deployment uses (``argus.merge.event_description``)."""
+    return event_description(ev["type"], ev["verb"], ev["trigger"],
+                             [(names.get(p["entity"], p["entity"]), p["role"]) for p in ev["participants"]],
+                             ev["time"].get("value") or ev["time"]["kind"], [(s, text.get(s, "")) for s in evidence])
 
 
 def resolver_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids: list[str] | None = None, pairs_per_doc: int = 4,

@@ -236,7 +236,7 @@ def test_a_call_that_keeps_failing_fails_its_document_not_the_batch(tmp_path, mo
 def test_a_batch_rides_out_429s_with_retry_after_and_random_500s_from_a_real_server(tmp_path):
     """Against a loopback HTTP server that answers 429 (Retry-After: 1) and 500 at random: every
     document is written, every fault was retried, and no retry of a 429 came before its Retry-After."""
-    from argus.testing.latency_server import LatencyServer
+    from tests.latency_server import LatencyServer
 
     with LatencyServer(latency_s=0.05, jitter_s=0.1, seed=3, fail_first_n_429=1, fail_rate_429=0.25, retry_after_s=1,
                        fail_rate_500=0.3) as server:
@@ -265,7 +265,7 @@ def test_a_batch_rides_out_429s_with_retry_after_and_random_500s_from_a_real_ser
 
 
 def test_a_call_past_its_timeout_is_retried_then_fails_its_document(tmp_path):
-    from argus.testing.latency_server import LatencyServer
+    from tests.latency_server import LatencyServer
 
     with LatencyServer(latency_s=3.0) as server:
         cfg = ArgusConfig(

@@ -23,7 +23,7 @@ from argus.cli import app
 from argus.config import ArgusConfig
 from argus.distributed import PipelineActor, credential_env, run_batch_ray, worker_env
 from argus.errors import ConfigError
-from argus.testing.latency_server import LatencyServer
+from tests.latency_server import LatencyServer
 from tests.conftest import DEMO, _split_dirs
 
 try:

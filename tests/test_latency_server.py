@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from argus.testing.latency_server import LatencyServer, answer_content, generate_instance
+from tests.latency_server import LatencyServer, answer_content, generate_instance
 
 EDGE_SCHEMA = {
     "type": "object",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from argus.contract import contract_problems
 from argus.export import load_ekg, to_networkx, write_ekg

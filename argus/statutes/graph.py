@@ -18,14 +18,15 @@ from pathlib import Path
 import networkx as nx
 
 from argus.errors import InputError
+from argus.statutes import parallel
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
-from argus.statutes.model import Level, ProvisionCitation, contains_edge
+from argus.statutes.model import Level, ProvisionCitation
 from argus.statutes.parser import TOC_KINDS, CodeInfo, ParsedCode, ParseIssue, SectionLayout
 from argus.statutes.resolve import CitationLinker, CitationReport, ProvisionLocator, reference_scan_start
 from argus.statutes.storage import atomic_open
+from argus.statutes.tree import ROOT_ID, CodeTree, code_tree
 
-ROOT_ID = "root"
 FORMAT = "argus-statute-graph"
 FORMAT_VERSION = 1
 
@@ -241,39 +242,6 @@ class StatuteGraph:
 # Building
 
 
-CodeTree = tuple[dict, dict, dict, list, list]
-
-
-def code_tree(parsed: ParsedCode) -> CodeTree:
-    """A parsed code's nodes and hierarchy edges (the root's edge to the code first) as networkx
-    stores them: node attributes, successor and predecessor dicts of its own nodes, plus the edges
-    that touch nodes outside the code (the root) as ``(u, v, keydict)`` for each side.
-
-    Built in small dicts and merged into the graph by :func:`_merge_tree` with one ``dict.update``
-    per table: inserting edge by edge into graph-wide tables of a million entries misses the CPU
-    cache at every step. Workers of a parallel build run this too.
-    """
-    local_nodes = dict(parsed.nodes)
-    local_succ: dict[str, dict] = {n: {} for n in local_nodes}
-    local_pred: dict[str, dict] = {n: {} for n in local_nodes}
-    outside_succ: list[tuple[str, str, dict]] = []
-    outside_pred: list[tuple[str, str, dict]] = []
-    root_key = contains_edge(Level.CODE)
-    for u, v, k in ((ROOT_ID, parsed.info.node_id, root_key), *parsed.edges):
-        keydict = {k: {"type": k}}
-        adj = local_succ.get(u)
-        if adj is None:
-            outside_succ.append((u, v, keydict))
-        else:
-            adj[v] = keydict
-        adj = local_pred.get(v)
-        if adj is None:
-            outside_pred.append((u, v, keydict))
-        else:
-            adj[u] = keydict
-    return local_nodes, local_succ, local_pred, outside_succ, outside_pred
-
-
 def _merge_tree(graph: nx.MultiDiGraph, tree: CodeTree) -> None:
     """Insert a code's :func:`code_tree` into the graph.
 
@@ -313,10 +281,8 @@ def build_statute_graph(
     and tuples that hold no reference cycles, and the collector's repeated scans of that growing
     heap cost a fifth of the build time.
     """
-    from argus.statutes.parallel import default_workers
-
     if workers is None:
-        workers = default_workers()
+        workers = parallel.default_workers()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -375,12 +341,10 @@ class _Assembler:
 
 
 def _build(sources: Iterable[XmlSource], link_citations: bool, progress: Callable[[str], None] | None) -> StatuteGraph:
-    from argus.statutes.parallel import read_and_parse
-
     timings = BuildTimings()
     asm = _Assembler(progress)
     for source in sources:
-        parsed, seconds = read_and_parse(source)
+        parsed, seconds = parallel.read_and_parse(source)
         timings.parse += seconds
         t1 = time.perf_counter()
         asm.add(source.name, parsed)
@@ -402,12 +366,10 @@ def _build_parallel(
     Timings are this process's wall-clock: ``parse`` is parsing here plus waiting for helpers,
     ``assemble`` the merging, ``citations`` the reference phase (reading, resolving, adding edges).
     """
-    from argus.statutes.parallel import SharedBuild
-
     timings = BuildTimings()
     asm = _Assembler(progress)
     t0 = time.perf_counter()
-    shared = SharedBuild(sources, workers - 1)
+    shared = parallel.SharedBuild(sources, workers - 1)
     try:
         layouts_of: dict[int, list[SectionLayout]] = {}
         for idx, parsed, _seconds, tree in shared.parsed():

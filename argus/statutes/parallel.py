@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from argus.statutes.corpus import XmlSource
 from argus.statutes.parser import CodeInfo, ParsedCode, ParseIssue, parse_code
+from argus.statutes.tree import code_tree
 
 #: Chunks per process: small enough that the building process and its helpers stay busy to the end
 #: (BGB is 50 times a small law), large enough that messages stay few.
@@ -105,7 +106,7 @@ class SharedBuild:
 
     # -- parse phase ------------------------------------------------------------------------
     def parsed(self) -> Iterator[tuple[int, ParsedCode | list[ParseIssue], float, tuple | None]]:
-        """(source index, parse result, seconds, the code's ``graph.code_tree``) in source order.
+        """(source index, parse result, seconds, the code's ``tree.code_tree``) in source order.
 
         A code a helper parsed comes without its ``nodes`` and ``edges`` lists (its tree holds
         them); a code parsed here comes with its lists and no tree.
@@ -220,7 +221,6 @@ def _help(sources, chunks, ends, claims, commands, results) -> None:
     try:
         from argus.statutes.citations import ReferenceParser, Style
         from argus.statutes.codes import CodeRegistry
-        from argus.statutes.graph import code_tree
         from argus.statutes.resolve import reference_scan_start
 
         done: list[int] = []

@@ -6,14 +6,14 @@ testing how the client side handles rate limits (HTTP 429 with ``Retry-After``) 
 (HTTP 500), against a real HTTP server that litellm and ``dspy.LM`` talk to exactly as they talk to
 a hosted API or a vLLM / llama.cpp server.
 
-    from argus.testing.latency_server import LatencyServer
+    from tests.latency_server import LatencyServer
     with LatencyServer(latency_s=2.0, jitter_s=0.5) as server:
         cfg = ArgusConfig(lm={"default": {"model": "openai/fake", "api_base": server.url,
                                           "structured_output": "json_object_schema", "cache": False}})
         ...
         print(server.stats().max_in_flight)
 
-    python -m argus.testing.latency_server --latency 2 --port 8099     # standalone; Ctrl-C stops
+    python -m tests.latency_server --latency 2 --port 8099     # standalone; Ctrl-C stops
 
 Endpoints (on 127.0.0.1, a free port unless one is given):
 
@@ -993,7 +993,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m argus.testing.latency_server",
+    ap = argparse.ArgumentParser(prog="python -m tests.latency_server",
                                  description="Loopback OpenAI-compatible server with a set latency (see module doc).")
     ap.add_argument("--latency", type=float, default=2.0, help="seconds per answer (default 2.0)")
     ap.add_argument("--jitter", type=float, default=0.0, help="plus uniform [0, JITTER] seconds")
