@@ -4,24 +4,29 @@ One file, inline CSS, plots as base64 PNG (matplotlib's Agg canvas, no pyplot st
 and no external URLs, every text HTML-escaped. Sections: summary, Pareto plot, hypervolume
 history, per-stage cost, prompt diffs against the seed member, lineage tree, per-example wins
 and losses against the seed.
+
+The page is the template ``argus/resources/templates/report.html.j2`` (it extends the layout the
+``argus view`` pages share, and inlines ``argus/resources/web/report.css``), rendered by
+``argus.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
 """
 
 from __future__ import annotations
 
 import base64
 import difflib
-import html
 import io
 import math
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
+from markupsafe import Markup
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from argus.io import write_text_atomic
+from argus.pages import escape, render_page
 from optimizers.frontier import Frontier, MemberManifest
 
 TIE_EPS = 1e-9
@@ -29,20 +34,6 @@ TIE_EPS = 1e-9
 
 TOP_DIFFERENCES = 8
 """Rows of the largest per-example differences shown per member."""
-
-_CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
-h1{font-size:1.6rem}h2{border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2.2rem}h3{font-size:1.05rem}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left}
-th{background:#f3f3f3}td{vertical-align:top}td.num{white-space:nowrap}td.wrap{overflow-wrap:anywhere}
-table.members{width:100%}table.members ul.models{list-style:none;margin:0;padding:0}table.members ul.models li{margin:0 0 .15rem}
-img{max-width:100%;height:auto}
-pre{background:#f8f8f8;padding:.6rem;overflow-x:auto;font-size:.8rem;white-space:pre-wrap;overflow-wrap:anywhere}
-.add{color:#116329;background:#dafbe1}.del{color:#82071e;background:#ffebe9}.hunk{color:#6639ba}
-.muted{color:#777}.badge{display:inline-block;padding:0 .35rem;border-radius:.3rem;font-size:.75rem;background:#eee;margin-left:.3rem}
-.frontier{background:#d0e7ff}.knee{background:#ffe08a}.warn{background:#ffd6d6}ul.tree{list-style:none;padding-left:1.2rem}
-ul.tree{overflow-wrap:anywhere}ul.tree li{margin:.15rem 0}ul.tree ul{list-style:none;border-left:1px dotted #aaa;padding-left:1.2rem}
-"""
 
 SECTIONS = ("Summary", "Pareto frontier", "Hypervolume history", "Per-stage cost", "Optimization spend",
             "Prompt diffs against the seed", "Lineage", "Per-example wins and losses")
@@ -62,10 +53,6 @@ def frontier_table(directory: str | Path) -> pd.DataFrame:
     return Frontier.load(directory).table()
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _fmt(value: float | None, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -73,11 +60,11 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def _png(fig: Figure) -> str:
+    """The figure as base64 PNG data, for an ``<img src="data:image/png;base64,…">``."""
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="plot" src="data:image/png;base64,{data}">'
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _cost_axis(fr: Frontier) -> tuple[str, str]:
@@ -130,10 +117,10 @@ def _pareto_plot(fr: Frontier, knee: MemberManifest | None) -> str:
     return _png(fig)
 
 
-def _hypervolume_plot(fr: Frontier) -> str:
+def _hypervolume_plot(fr: Frontier) -> str | None:
     hist = fr.file.hypervolume_history
     if not hist:
-        return '<p class="muted">No hypervolume history was recorded.</p>'
+        return None
     fig = Figure(figsize=(7.5, 3.4))
     ax = fig.add_subplot()
     ax.plot([h.iteration for h in hist], [h.hypervolume for h in hist], marker="o", color="#1f6feb")
@@ -145,14 +132,13 @@ def _hypervolume_plot(fr: Frontier) -> str:
     ax.set_ylabel("hypervolume")
     ax2.set_ylabel("frontier size (dashed)")
     ax.grid(alpha=0.3)
-    ref = ", ".join(f"{_e(k)} = {_fmt(v)}" for k, v in fr.file.reference.items())
-    return _png(fig) + f'<p class="muted">Reference point: {ref or "not recorded"}.</p>'
+    return _png(fig)
 
 
-def _stage_cost_plot(fr: Frontier) -> str:
+def _stage_cost_plot(fr: Frontier) -> str | None:
     members = [m for m in fr.members if m.stage_costs]
     if not members:
-        return '<p class="muted">No per-stage costs were recorded.</p>'
+        return None
     stages = sorted({s for m in members for s in m.stage_costs})
     unit = "usd" if any(c.get("usd", 0) > 0 for m in members for c in m.stage_costs.values()) else "tokens"
     fig = Figure(figsize=(7.5, 3.8))
@@ -170,68 +156,53 @@ def _stage_cost_plot(fr: Frontier) -> str:
     return _png(fig)
 
 
-def _spend(fr: Frontier) -> str:
+def _spend(fr: Frontier) -> dict:
+    """What the campaign spent: the total, (label, spend) per phase and per trial and phase, the estimate made
+    before the run (None without one); an empty total when none was recorded."""
     spend = fr.file.optimization_spend or {}
-    total = spend.get("total")
-    if not total:
-        return '<p class="muted">No optimization spend was recorded.</p>'
-
-    def row(label: str, b: dict) -> str:
-        return (f"<tr><td>{_e(label)}</td><td>{b.get('calls', 0):,}</td><td>{b.get('cache_hits', 0):,}</td>"
-                f"<td>{b.get('billed_tokens', 0):,}</td><td>{b.get('list_tokens', 0):,}</td>"
-                f"<td>{_fmt(b.get('billed_usd', 0.0))}</td><td>{_fmt(b.get('list_usd', 0.0))}</td></tr>")
-
-    head = ("<tr><th>what</th><th>calls</th><th>cache hits</th><th>billed tokens</th><th>tokens at list</th>"
-            "<th>billed USD</th><th>USD at list</th></tr>")
-    phases = spend.get("by_phase", {})
-    body = "".join(row(_PHASES.get(k, k), v) for k, v in sorted(phases.items())) + row("total", total)
     trials = spend.get("by_trial", {})
-    trial_rows = "".join(row(f"trial {t}: {_PHASES.get(k, k)}", v) for t in sorted(trials, key=int)
-                         for k, v in sorted(trials[t].items()))
     est = spend.get("estimate") or {}
-    estimate = (f'<p class="muted">Estimated before the run: at most {est["optimization_calls"]:,} optimization calls and '
-                f'{est["deployment_calls"]:,} deployment-run calls (about {est.get("calls_per_document", "?")} per '
-                "document).</p>") if "optimization_calls" in est else ""
-    return ("<p>What the campaign itself spent to find and measure its members. None of it is part of a "
-            "member's cost per document, which comes only from the deployment runs' own ledgers.</p>"
-            f"<table>{head}{body}</table>{estimate}<h3>Per trial</h3><table>{head}{trial_rows}</table>")
+    return {
+        "total": spend.get("total"),
+        "phases": [(_PHASES.get(k, k), v) for k, v in sorted(spend.get("by_phase", {}).items())],
+        "trials": [(f"trial {t}: {_PHASES.get(k, k)}", v) for t in sorted(trials, key=int)
+                   for k, v in sorted(trials[t].items())],
+        "estimate": est if "optimization_calls" in est else None,
+    }
 
 
-def _unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+def _diff_lines(old: str, new: str, old_name: str, new_name: str) -> list[tuple[str, str]]:
+    """The unified diff of two instructions as (class, line): "add", "del", "hunk" or "" for the rest."""
     lines = []
     for line in difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""):
         cls = ("hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++")
                else "del" if line.startswith("-") and not line.startswith("---") else "")
-        text = _e(line)
-        lines.append(f'<span class="{cls}">{text}</span>' if cls else text)
-    return "<pre>" + "\n".join(lines) + "</pre>"
+        lines.append((cls, line))
+    return lines
 
 
-def _prompt_diffs(fr: Frontier, seed: MemberManifest | None) -> str:
+def _prompt_diffs(fr: Frontier, seed: MemberManifest | None) -> list[dict]:
+    """Per member other than the seed: its changed instructions (predictor, note, diff lines) and the unchanged ones."""
     if seed is None:
-        return '<p class="muted">No members.</p>'
-    others = [m for m in fr.members if m.member_id != seed.member_id]
-    parts = [f'<p>Seed member: <b>{_e(seed.member_id)}</b> (origin {_e(seed.lineage.origin)}).</p>']
-    if not others:
-        parts.append('<p class="muted">The seed is the only member; nothing to compare.</p>')
-    for m in others:
-        parts.append(f"<h3>{_e(m.member_id)}</h3>")
+        return []
+    out = []
+    for m in fr.members:
+        if m.member_id == seed.member_id:
+            continue
         predictors = sorted(set(seed.prompts) | set(m.prompts))
-        changed = [p for p in predictors if seed.prompts.get(p) != m.prompts.get(p)]
-        if not changed:
-            parts.append('<p class="muted">All instructions identical to the seed.</p>')
-        for p in changed:
+        changed = []
+        for p in predictors:
             old, new = seed.prompts.get(p), m.prompts.get(p)
+            if old == new:
+                continue
             note = " (only in the seed)" if new is None else " (not in the seed)" if old is None else ""
-            parts.append(f"<p><code>{_e(p)}</code>{_e(note)}</p>")
-            parts.append(_unified_diff(old or "", new or "", f"{seed.member_id}/{p}", f"{m.member_id}/{p}"))
-        same = [p for p in predictors if p not in changed]
-        if same and changed:
-            parts.append(f'<p class="muted">Unchanged: {_e(", ".join(same))}</p>')
-    return "\n".join(parts)
+            changed.append((p, note, _diff_lines(old or "", new or "", f"{seed.member_id}/{p}", f"{m.member_id}/{p}")))
+        same = [p for p in predictors if seed.prompts.get(p) == m.prompts.get(p)]
+        out.append({"member": m.member_id, "changed": changed, "same": same})
+    return out
 
 
-def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> str:
+def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> Markup:
     """Nested list of the frontier members and their ancestors (through all candidates)."""
     rows = {r.id: r for r in fr.file.all_candidates}
     members = {m.member_id: m for m in fr.members}
@@ -246,15 +217,15 @@ def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> str:
             nodes.setdefault(cur, (lineage.parent if lineage else None, info))
             cur = lineage.parent if lineage else None
     if not nodes:
-        return '<p class="muted">No members.</p>'
+        return Markup('<p class="muted">No members.</p>')
     children: dict[str | None, list[str]] = {}
     for nid, (parent, _) in nodes.items():
         children.setdefault(parent if parent in nodes else None, []).append(nid)
 
-    def label(nid: str) -> str:
+    def label(nid: str) -> Markup:
         info = nodes[nid][1]
         if info is None:
-            return f'<span class="muted">{_e(nid)} (not recorded)</span>'
+            return Markup(f'<span class="muted">{escape(nid)} (not recorded)</span>')
         lin = info.lineage
         q = info.objectives["quality"] if isinstance(info, MemberManifest) else info.quality
         c = info.objectives["cost_usd"] if isinstance(info, MemberManifest) else info.cost_usd
@@ -269,9 +240,9 @@ def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> str:
             badges += '<span class="badge knee">knee</span>'
         changed = ", ".join(lin.changed_programs) or "—"
         origin = lin.origin or "origin not recorded"
-        return (f"<b>{_e(nid)}</b>{badges} <span class=\"muted\">{_e(origin)}, iteration {lin.iteration}; "
-                f"changed: {_e(changed)}; Δ {lin.instruction_diff_chars} chars; quality {_fmt(q)}, "
-                f"cost {_fmt(c)}</span>")
+        return Markup(f'<b>{escape(nid)}</b>{badges} <span class="muted">{escape(origin)}, iteration {lin.iteration}; '
+                      f"changed: {escape(changed)}; Δ {lin.instruction_diff_chars} chars; quality {_fmt(q)}, "
+                      f"cost {_fmt(c)}</span>")
 
     def render(parent: str | None, depth: int = 0) -> str:
         kids = sorted(children.get(parent, []), key=lambda n: (nodes[n][1].lineage.iteration if nodes[n][1] else -1, n))
@@ -279,14 +250,17 @@ def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> str:
             return ""
         return '<ul class="tree">' + "".join(f"<li>{label(k)}{render(k, depth + 1)}</li>" for k in kids) + "</ul>"
 
-    return render(None)
+    return Markup(render(None))
 
 
-def _wins_losses(fr: Frontier, seed: MemberManifest | None) -> str:
+def _wins_losses(fr: Frontier, seed: MemberManifest | None) -> dict | None:
+    """Each member against the seed on the shared validation examples: ``summary`` rows (member, shared, wins,
+    losses, ties) and, per member, its ``largest`` differences (example, seed's, member's, Δ); None when the
+    seed has no per-example scores."""
     if seed is None or "val" not in seed.splits or not seed.splits["val"].per_example:
-        return '<p class="muted">The seed member has no per-example validation scores.</p>'
+        return None
     base = seed.splits["val"].per_example
-    summary, parts = [], []
+    summary, largest = [], []
     for m in fr.members:
         if m.member_id == seed.member_id:
             continue
@@ -300,78 +274,64 @@ def _wins_losses(fr: Frontier, seed: MemberManifest | None) -> str:
         losses = sum(d < -TIE_EPS for _, d in diffs)
         summary.append((m.member_id, len(common), wins, losses, len(common) - wins - losses))
         top = sorted(diffs, key=lambda t: (-abs(t[1]), t[0]))[:TOP_DIFFERENCES]
-        body = "".join(f'<tr><td class="wrap">{_e(ex)}</td><td>{_fmt(base[ex])}</td><td>{_fmt(mine[ex])}</td>'
-                       f'<td class="{"add" if d > TIE_EPS else "del" if d < -TIE_EPS else ""}">{d:+.4f}</td></tr>'
-                       for ex, d in top)
-        parts.append(f"<h3>{_e(m.member_id)} vs {_e(seed.member_id)}: largest differences</h3>"
-                     f"<table><tr><th>example</th><th>seed</th><th>member</th><th>Δ</th></tr>{body}</table>")
-    if not summary:
-        return '<p class="muted">The seed is the only member; nothing to compare.</p>'
-    head = "<tr><th>member</th><th>shared examples</th><th>wins</th><th>losses</th><th>ties</th></tr>"
-    rows = "".join(f"<tr><td>{_e(a)}</td><td>{b}</td><td>{c}</td><td>{d}</td><td>{e}</td></tr>" for a, b, c, d, e in summary)
-    return (f"<p>Validation per-example quality of each member against the seed <b>{_e(seed.member_id)}</b> "
-            f"(|Δ| ≤ {TIE_EPS:g} is a tie).</p><table>{head}{rows}</table>" + "\n".join(parts))
+        largest.append((m.member_id, [(ex, base[ex], mine[ex], d) for ex, d in top]))
+    return {"summary": summary, "largest": largest}
 
 
-def _summary(fr: Frontier, knee: MemberManifest | None) -> str:
+def _summary(fr: Frontier, knee: MemberManifest | None) -> list[tuple[str, str]]:
+    """The summary table's (label, value) rows."""
     members = fr.members
-    items = [("campaign", _e(fr.campaign)), ("frontier members", str(len(members))),
+    items = [("campaign", fr.campaign), ("frontier members", str(len(members))),
              ("evaluated candidates", str(len(fr.file.all_candidates) or len(members)))]
     if members:
         best = max(members, key=lambda m: (m.objectives["quality"], -m.objectives["cost_usd"]))
         key, _ = _cost_axis(fr)
         unit = "USD/doc" if key == "cost_usd" else "tokens/doc"
         cheap = min(members, key=lambda m: (m.objectives.get(key, 0.0), -m.objectives["quality"]))
-        items += [("best quality", f"{_e(best.member_id)} — {_fmt(best.objectives['quality'])}"),
-                  ("cheapest", f"{_e(cheap.member_id)} — {_fmt(cheap.objectives.get(key, 0.0))} {unit}, "
+        items += [("best quality", f"{best.member_id} — {_fmt(best.objectives['quality'])}"),
+                  ("cheapest", f"{cheap.member_id} — {_fmt(cheap.objectives.get(key, 0.0))} {unit}, "
                                f"quality {_fmt(cheap.objectives['quality'])}"),
-                  ("knee member", _e(knee.member_id) if knee else "–")]
+                  ("knee member", knee.member_id if knee else "–")]
     hist = fr.file.hypervolume_history
     items.append(("final hypervolume", _fmt(hist[-1].hypervolume) if hist else "n/a (no history)"))
-    items.append(("objectives", _e(", ".join(f"{k} ({v})" for k, v in fr.file.objectives.items()))))
+    items.append(("objectives", ", ".join(f"{k} ({v})" for k, v in fr.file.objectives.items())))
     cons = {k: v for k, v in fr.file.constraints.model_dump().items() if v is not None}
-    items.append(("constraints", _e(", ".join(f"{k} = {v:g}" for k, v in cons.items()) or "none")))
+    items.append(("constraints", ", ".join(f"{k} = {v:g}" for k, v in cons.items()) or "none"))
     flagged = [m.member_id for m in members if m.val_only_win]
     if flagged:
-        items.append(("val-only wins", _e(", ".join(flagged))))
-    dl = "".join(f'<tr><th>{k}</th><td class="wrap">{v}</td></tr>' for k, v in items)
-    return f"<table>{dl}</table><h3>Frontier members</h3>" + _members_table(fr)
+        items.append(("val-only wins", ", ".join(flagged)))
+    return items
 
 
-def _models_cell(settings: Mapping[str, object]) -> str:
-    """The member's models as a compact list: one line per distinct model, after the stages that use it."""
+def _models_of(settings: Mapping[str, object]) -> list[tuple[str, str]] | str:
+    """The member's models, compactly: (the stages that use it, model) per distinct model, else its one model
+    ("–" when none)."""
     models = settings.get("models")
     if isinstance(models, Mapping) and models:
         stages: dict[str, list[str]] = {}
         for stage, model in sorted(models.items()):
             stages.setdefault(str(model), []).append(str(stage))
-        return '<ul class="models">' + "".join(
-            f'<li><span class="muted">{_e(", ".join(names))}:</span> {_e(model)}</li>' for model, names in stages.items()
-        ) + "</ul>"
+        return [(", ".join(names), model) for model, names in stages.items()]
     model = settings.get("model")
-    return _e(model) if model else "–"
+    return str(model) if model else "–"
 
 
-def _members_table(fr: Frontier) -> str:
-    """``Frontier.table`` as HTML that fits the page: readable headers, the validation CI in one column, knee
-    and val-only win as badges, long texts (models, programs) wrapped and the models listed per stage."""
-    table = fr.table()
+def _members_table(fr: Frontier) -> list[dict]:
+    """``Frontier.table`` as the rows of a table that fits the page: the validation CI in one cell, knee and
+    val-only win as flags, the models listed per stage."""
     manifests = {m.member_id: m for m in fr.members}
-    head = ("<tr><th>member</th><th>quality (val)</th><th>95% CI (val)</th><th>test quality</th><th>cost (USD)</th>"
-            "<th>tokens</th><th>parent</th><th>changed programs</th><th>models</th></tr>")
     rows = []
-    for r in table.itertuples(index=False):
-        badges = ('<span class="badge knee">knee</span>' if r.knee else "") + (
-            '<span class="badge warn">val-only win</span>' if r.val_only_win else "")
-        ci = ("–" if _cell(r.quality_ci_low) == "–" else f"{_cell(r.quality_ci_low)}–{_cell(r.quality_ci_high)}")
+    for r in fr.table().itertuples(index=False):
+        low = _cell(r.quality_ci_low)
         m = manifests.get(r.member)
-        models = _models_cell(m.settings) if m is not None else _e(_cell(r.models))
-        rows.append(f'<tr><td class="wrap"><b>{_e(r.member)}</b>{badges}</td><td class="num">{_cell(r.quality)}</td>'
-                    f'<td class="num">{ci}</td><td class="num">{_cell(r.test_quality)}</td>'
-                    f'<td class="num">{_cell(r.cost_usd)}</td><td class="num">{_count(r.tokens)}</td>'
-                    f'<td class="wrap">{_e(_cell(r.parent))}</td><td class="wrap">{_e(r.changed_programs or "–")}</td>'
-                    f'<td class="wrap">{models}</td></tr>')
-    return f'<table class="members">{head}{"".join(rows)}</table>'
+        rows.append({
+            "member": r.member, "knee": r.knee, "val_only_win": r.val_only_win,
+            "quality": _cell(r.quality), "ci": low if low == "–" else f"{low}–{_cell(r.quality_ci_high)}",
+            "test_quality": _cell(r.test_quality), "cost_usd": _cell(r.cost_usd), "tokens": _count(r.tokens),
+            "parent": _cell(r.parent), "changed_programs": r.changed_programs or "–",
+            "models": _models_of(m.settings) if m is not None else _cell(r.models),
+        })
+    return rows
 
 
 def _count(value: object) -> str:
@@ -393,23 +353,24 @@ def render_report(fr: Frontier) -> str:
     """The report of a loaded frontier as an HTML string."""
     knee = fr.knee()
     seed = fr.seed()
-    body = {
-        "Summary": _summary(fr, knee),
-        "Pareto frontier": _pareto_plot(fr, knee) + '<p class="muted">Grey: candidates not on the frontier; blue step '
-                           "line: the validation frontier; red squares: test-split quality with bootstrap CI; star: "
-                           "the knee.</p>",
-        "Hypervolume history": _hypervolume_plot(fr),
-        "Per-stage cost": _stage_cost_plot(fr) + '<p class="muted">Per pipeline stage, from the deployment runs on the '
-                          "validation documents (list price).</p>",
-        "Optimization spend": _spend(fr),
-        "Prompt diffs against the seed": _prompt_diffs(fr, seed),
-        "Lineage": _lineage_tree(fr, knee),
-        "Per-example wins and losses": _wins_losses(fr, seed),
-    }
-    sections = "\n".join(f'<section><h2>{_e(title)}</h2>\n{body[title]}\n</section>' for title in SECTIONS)
-    title = f"Frontier report — {fr.campaign}"
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>\n{sections}\n</body></html>\n")
+    return render_page(
+        "report.html.j2",
+        title=f"Frontier report — {fr.campaign}",
+        sections=SECTIONS,
+        summary=_summary(fr, knee),
+        members=_members_table(fr),
+        pareto_png=_pareto_plot(fr, knee),
+        hypervolume_png=_hypervolume_plot(fr),
+        reference=", ".join(f"{k} = {_fmt(v)}" for k, v in fr.file.reference.items()),
+        stage_cost_png=_stage_cost_plot(fr),
+        spend=_spend(fr),
+        seed=seed,
+        prompt_diffs=_prompt_diffs(fr, seed),
+        lineage=_lineage_tree(fr, knee),
+        wins_losses=_wins_losses(fr, seed),
+        tie_eps=TIE_EPS,
+        fmt=_fmt,
+    )
 
 
 def write_report(campaign_dir: str | Path, out_html: str | Path | None = None) -> Path:

@@ -425,7 +425,7 @@ def test_an_empty_graph_renders(tmp_path):
                    rejected=[RejectedItem(kind="event", id="C1:EV1", stage="stage1", reason="trigger 'S2' is not in S1")])
     html = render_view(ekg)
     page = Page(html)
-    assert page.errors == [] and "No events in the graph." in html and "trigger &#x27;S2&#x27; is not in S1" in html
+    assert page.errors == [] and "No events in the graph." in html and "trigger &#39;S2&#39; is not in S1" in html
     assert page.data()["events"] == {}
 
 
