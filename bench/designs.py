@@ -15,7 +15,8 @@ once), and every EKG is scored against gold with ``metrics.gold.score_document``
   process plus that of its engine process, read as the row finishes.
 
 A row with ``--time-limit`` seconds spent (``ROW@SECONDS`` sets a row's own) stops after the complaint
-in progress and reports the complaints it finished.
+in progress and reports the complaints it finished; its result is rewritten after every complaint, so
+a row stopped by a signal reports them too (marked ``stopped``).
 
     python bench/designs.py [--rows floor,sentence,chunked:local/smollm2,...] [--split all|train|dev]
                             [--folds 6] [--time-limit 1800] [--out out/bench-designs]
@@ -89,8 +90,6 @@ def run_row(args) -> None:
     """Child: run one row over its complaints, write RESULT.json."""
     from argus.batch import run_batch
     from argus.config import ArgusConfig
-    from argus.export import load_ekg
-    from metrics.gold import load_gold, score_document
 
     spec = json.loads(args.row_spec)
     method, overrides = spec["method"], spec["overrides"]
@@ -99,6 +98,25 @@ def run_row(args) -> None:
     t0 = time.perf_counter()
     done: list[str] = []
     engine_hwm = 0
+    scored: dict[str, dict] = {}
+
+    def write_result() -> None:
+        """RESULT.json with every complaint finished so far (rewritten after each: a stopped row keeps them)."""
+        nonlocal engine_hwm
+        for child in _children(os.getpid()):
+            engine_hwm = max(engine_hwm, _hwm_kb(child))
+        for folder in done:
+            if folder not in scored:
+                scored[folder] = _score(out, folder)
+        result = {"row": spec["row"], "method": method, "overrides": overrides,
+                  "wall_s": round(time.perf_counter() - t0, 1), "complaints": len(done),
+                  "peak_rss_mb": round((_hwm_kb(os.getpid()) + engine_hwm) / 1024),
+                  "process_rss_mb": round(_hwm_kb(os.getpid()) / 1024), "engine_rss_mb": round(engine_hwm / 1024),
+                  "rows": [scored[f] for f in done]}
+        tmp = out / "RESULT.json.tmp"
+        tmp.write_text(json.dumps(result, indent=1))
+        tmp.replace(out / "RESULT.json")
+
     for heads, folders in folds.items():
         cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides,
                                       **({"sentence.heads": heads} if heads else {})})
@@ -107,31 +125,27 @@ def run_row(args) -> None:
                 break
             run_batch([Path(folder) / "complaint.txt"], out / "ekg", cfg, method=method, graphml=False)
             done.append(folder)
-            for child in _children(os.getpid()):
-                engine_hwm = max(engine_hwm, _hwm_kb(child))
-    wall = time.perf_counter() - t0
-    rows = []
-    for folder in done:
-        name = Path(folder).name
-        f = out / "ekg" / f"{name}.ekg.json"
-        if not f.exists():
-            rows.append({"doc": name, "failed": True})
-            continue
-        ekg = load_ekg(f)
-        sc = score_document(ekg, load_gold(folder), tiers=("exact", "relaxed"))
-        rows.append({"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
-                     "exact_events_f1": sc["exact_events_f1"],
-                     "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
-                     "seconds": round(sum(s.seconds for s in ekg.stages), 2),
-                     "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),
-                     "ungrounded": sum(not e.grounded for e in ekg.graph.entities) + sum(not e.grounded for e in ekg.graph.events)})
-    for child in _children(os.getpid()):
-        engine_hwm = max(engine_hwm, _hwm_kb(child))
-    result = {"row": spec["row"], "method": method, "overrides": overrides, "wall_s": round(wall, 1),
-              "complaints": len(done), "peak_rss_mb": round((_hwm_kb(os.getpid()) + engine_hwm) / 1024),
-              "process_rss_mb": round(_hwm_kb(os.getpid()) / 1024), "engine_rss_mb": round(engine_hwm / 1024),
-              "rows": rows}
-    (out / "RESULT.json").write_text(json.dumps(result, indent=1))
+            write_result()
+    write_result()
+
+
+def _score(out: Path, folder: str) -> dict:
+    """One complaint's EKG of a row scored against its gold graph (relaxed and exact tiers)."""
+    from argus.export import load_ekg
+    from metrics.gold import load_gold, score_document
+
+    name = Path(folder).name
+    f = out / "ekg" / f"{name}.ekg.json"
+    if not f.exists():
+        return {"doc": name, "failed": True}
+    ekg = load_ekg(f)
+    sc = score_document(ekg, load_gold(folder), tiers=("exact", "relaxed"))
+    return {"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
+            "exact_events_f1": sc["exact_events_f1"],
+            "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
+            "seconds": round(sum(s.seconds for s in ekg.stages), 2),
+            "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),
+            "ungrounded": sum(not e.grounded for e in ekg.graph.entities) + sum(not e.grounded for e in ekg.graph.events)}
 
 
 def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
@@ -172,8 +186,9 @@ def summarize(results: list[dict]) -> str:
 
     for r in results:
         ok = [x for x in r["rows"] if not x["failed"]]
+        peak = r["peak_rss_mb"] or "–"  # not read: the row was stopped before it finished
         if not ok:
-            lines.append(f"| {r['row']} | 0 of {r['complaints']} | – | – | – | – | – | – | – | – | – | {r['peak_rss_mb']} |")
+            lines.append(f"| {r['row']} | 0 of {r['complaints']} | – | – | – | – | – | – | – | – | – | {peak} |")
             continue
         delta, at_least = "–", "–"
         paired = [x for x in ok if x["doc"] in fl]
@@ -187,7 +202,7 @@ def summarize(results: list[dict]) -> str:
             f"{at_least} | {statistics.fmean(x.get('exact_events_f1', float('nan')) for x in ok):.3f} | "
             f"{ci([x['entities_f1'] for x in ok])} | {statistics.fmean(x['temporal_f1'] for x in ok):.3f} | "
             f"{statistics.fmean(x['causal_f1'] for x in ok):.3f} | {r['wall_s'] / max(1, r['complaints']):.1f} | "
-            f"{statistics.fmean(x['tokens'] for x in ok):,.0f} | {r['peak_rss_mb']} |")
+            f"{statistics.fmean(x['tokens'] for x in ok):,.0f} | {peak} |")
     return "\n".join(lines)
 
 
@@ -234,8 +249,12 @@ def main() -> None:
         spec = {"row": row, "method": method, "overrides": overrides, "out": str(rdir), "folds": folds,
                 "time_limit": float(limit) if limit else args.time_limit}
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--row-spec", json.dumps(spec)], check=True)
+        proc = subprocess.run([sys.executable, __file__, "--row-spec", json.dumps(spec)])
+        if not (rdir / "RESULT.json").exists():
+            raise SystemExit(f"row {row} failed (exit status {proc.returncode}) before finishing a complaint")
         result = json.loads((rdir / "RESULT.json").read_text())
+        if proc.returncode:
+            result["stopped"] = f"exit status {proc.returncode} after {result['complaints']} complaints"
         results.append(result)
         print(f"{row}: {result['complaints']} complaints in {time.perf_counter() - t0:.0f} s", flush=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=1))
