@@ -3,9 +3,9 @@
 One XML file is one code (``<dokumente>``), made of ``<norm>`` elements in reading order: a header
 norm with the code's metadata, structural-unit norms (``gliederungseinheit`` with a
 ``gliederungskennzahl`` of 3 digits per level) and provision norms (``enbez``: "§ 622", "Art 3",
-"Anlage 1" …). Inside a provision every ``<P>`` is an Absatz (usually printed "(1)"), ``<DL>``
-lists are Nummern / Buchstaben / Doppelbuchstaben, and Sätze are found by
-:mod:`argus.statutes.sentences`.
+"Anlage 1" …). A provision's content is read by :mod:`argus.statutes.render` (every ``<P>`` is an
+Absatz, usually printed "(1)"; ``<DL>`` lists are Nummern / Buchstaben / Doppelbuchstaben), and its
+Sätze are found by :mod:`argus.statutes.sentences`.
 
 Text lives once per § (the ``text`` attribute of the section node); every node below carries
 ``start``/``end`` offsets into it, so a node's text always contains its children's text and the
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import islice
 
 from lxml import etree
 
 from argus.statutes.model import Level, contains_edge
+from argus.statutes.render import AbsatzDraft, ListItem, norm_ws, render_provision
 from argus.statutes.sentences import split_sentences, trim_span
 
 # --------------------------------------------------------------------------------------------
@@ -74,92 +74,11 @@ class ParsedCode:
 
 
 # --------------------------------------------------------------------------------------------
-# Text buffer with offsets
-
-
-class _TextBuffer:
-    """Accumulates normalized text and hands out exact offsets into the final string."""
-
-    __slots__ = ("parts", "pos", "pending_space", "line_start")
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.pos = 0
-        self.pending_space = False
-        self.line_start = True
-
-    def text(self, s: str | None) -> None:
-        if not s:
-            return
-        if s.isprintable() and "  " not in s:
-            # Only single plain spaces (every other whitespace character is unprintable): the
-            # split/join below would just drop a leading and a trailing space.
-            core = s.strip(" ")
-        else:
-            core = " ".join(s.split())
-        if not core:
-            if not self.line_start:
-                self.pending_space = True
-            return
-        if (self.pending_space or s[0].isspace()) and not self.line_start:
-            self.parts.append(" ")
-            self.pos += 1
-        self.parts.append(core)
-        self.pos += len(core)
-        self.pending_space = s[-1].isspace()
-        self.line_start = False
-
-    def newline(self) -> None:
-        if not self.line_start:
-            self.parts.append("\n")
-            self.pos += 1
-            self.line_start = True
-        self.pending_space = False
-
-    def value(self) -> str:
-        return "".join(self.parts)
-
-    @property
-    def content_end(self) -> int:
-        """Offset after the last non-newline character (a span should not end in a line break)."""
-        return self.pos - 1 if self.line_start and self.parts and self.parts[-1] == "\n" else self.pos
-
-
-@dataclass
-class _Item:
-    level: Level
-    label: str
-    start: int
-    end: int
-    children: list[_Item]
-
-
-@dataclass
-class _AbsatzDraft:
-    label: str
-    printed: bool
-    start: int
-    label_end: int
-    end: int
-    blocks: list[tuple[int, int]]
-    items: list[_Item]
-    markers: list[int]  #: printed sentence numbers at Absatz level (EStG)
-
-
-# --------------------------------------------------------------------------------------------
 # Patterns
 
-_ABSATZ_LABEL = re.compile(r"\s*\((\d{1,3}[a-z]{0,2})\)")
-#: Every proper prefix of an ``_ABSATZ_LABEL`` match ("", "  (", "(12", "(3a"): a first text node of
-#: this shape leaves the label match to the text nodes after it.
-_ABSATZ_LABEL_PREFIX = re.compile(r"\s*(?:\((?:\d{1,3}[a-z]{0,2})?)?")
 _NUMBER_GROUP = re.compile(r"\b(?:bis|und|u\.)\b|,")
 _NUMBER_TOKEN = re.compile(r"\d+[a-z]?|bis")
 _LEADING_DIGITS = re.compile(r"\d+")
-_NUMMER_LABEL = re.compile(r"^(\d{1,4}[a-z]{0,3})\.?$")
-_BUCHSTABE_LABEL = re.compile(r"^([a-zäöü])\)$")
-_DOPPEL_LABEL = re.compile(r"^(([a-zäöü])\2{1,2})\)$")
-_ROMAN_LABEL = re.compile(r"^([IVXLC]+)\.$")
 _SECTION_ENBEZ = re.compile(r"^\s*(?:\(XXXX\)\s*)?(§§?|Art\.?|Artikel)\s*(.+?)\s*$")
 _REPEALED_TEXT = re.compile(
     r"^\s*(?:(?:bis|und|u\.)\s*\(\d+[a-z]?\)\s*)?(?:[-–]+|\(?\s*(?:weggefallen|aufgehoben|gestrichen)\s*\)?\s*[-–]?)\s*$",
@@ -167,38 +86,7 @@ _REPEALED_TEXT = re.compile(
 )
 _ARTICLE_BEZ = re.compile(r"^\s*(Art\.?|Artikel|§)\s*(\d+[a-z]?)\s*$")
 _RANGE_SPLIT = re.compile(r"\s*(?:,|und|u\.|bis|-|–)\s*")
-
-_SKIP_TAGS = frozenset({"FnR", "IMG", "colspec", "kommentar"})
-_INLINE_TAGS = frozenset({"B", "I", "U", "F", "NB", "small", "SUB", "Ident", "DD"})
-_BLOCK_TAGS = frozenset({"P", "pre", "Title", "Subtitle", "TOC", "SP"})
 _MOVED_TITLE = re.compile(r"^\(\s*(?:jetzt|nunmehr|künftig)\b.*\)$")
-_FOOTNOTE_TAGS = frozenset({"Footnotes", "Footnote", "FnArea"})
-# How ``_Render.element`` treats a child, by tag (the sets above are disjoint); others recurse.
-_RECURSE, _LA, _BLOCK, _BR, _DL, _SUP, _SKIP, _FOOTNOTE, _NOINDEX, _TABLE, _NOT_ELEMENT = (
-    "recurse", "LA", "block", "BR", "DL", "SUP", "skip", "footnote", "noindex", "table", "not-element"
-)  # fmt: skip
-_TAG_KIND: dict = {
-    **{t: _RECURSE for t in _INLINE_TAGS},
-    **{t: _SKIP for t in _SKIP_TAGS},
-    **{t: _FOOTNOTE for t in _FOOTNOTE_TAGS},
-    **{t: _BLOCK for t in _BLOCK_TAGS},
-    "SUP": _SUP,
-    "noindex": _NOINDEX,
-    "BR": _BR,
-    "DL": _DL,
-    "table": _TABLE,
-    "LA": _LA,
-    etree.Comment: _NOT_ELEMENT,
-    etree.PI: _NOT_ELEMENT,
-    etree.Entity: _NOT_ELEMENT,
-}
-_LIST_LEVEL_BY_TYPE = {
-    "arabic": Level.NUMMER,
-    "alpha": Level.BUCHSTABE,
-    "a-alpha": Level.DOPPELBUCHSTABE,
-    "a3-alpha": Level.DOPPELBUCHSTABE,
-    "Roman": Level.NUMMER,
-}
 _SEGMENT = {
     Level.ABSATZ: "abs",
     Level.SATZ: "s",
@@ -211,10 +99,6 @@ _TYPE_NAME = {lvl: lvl.type_name for lvl in Level}
 _CONTAINS = {lvl: contains_edge(lvl) for lvl in Level}
 
 TOC_KINDS = frozenset({"inhaltsübersicht", "inhaltsverzeichnis"})
-
-
-def _norm_ws(s: str | None) -> str:
-    return " ".join(s.split()) if s else ""
 
 
 def _first_children(el: etree._Element, *tags: str) -> list[etree._Element | None]:
@@ -234,9 +118,9 @@ def _code_info(metadaten: etree._Element, jurabk: str, node_id: str, source: str
         key=jurabk,
         node_id=node_id,
         jurabk=jurabk,
-        amtabk=_norm_ws(metadaten.findtext("amtabk")) or None,
-        title=_norm_ws(metadaten.findtext("langue")) or None,
-        short_title=_norm_ws(metadaten.findtext("kurzue")) or None,
+        amtabk=norm_ws(metadaten.findtext("amtabk")) or None,
+        title=norm_ws(metadaten.findtext("langue")) or None,
+        short_title=norm_ws(metadaten.findtext("kurzue")) or None,
         source=source,
         stand=stand,
     )
@@ -252,22 +136,6 @@ def _norm_content(norm: etree._Element) -> etree._Element | None:
                         if c.tag == "Content":
                             return c
     return None
-
-
-def _label_level(label: str) -> Level | None:
-    if _NUMMER_LABEL.match(label):
-        return Level.NUMMER
-    if _BUCHSTABE_LABEL.match(label):
-        return Level.BUCHSTABE
-    if _DOPPEL_LABEL.match(label):
-        return Level.DOPPELBUCHSTABE
-    if _ROMAN_LABEL.match(label):
-        return Level.NUMMER
-    return None
-
-
-def _clean_label(label: str) -> str:
-    return label.strip().rstrip(".)").strip()
 
 
 def section_kind_and_number(enbez: str) -> tuple[str, str | None, list[str]]:
@@ -376,7 +244,7 @@ class _CodeParser:
             self._issue("no_code_metadata", "no <norm> elements: not a gii-norm document")
             return None
         header = norms[0].find("metadaten")
-        jurabk = _norm_ws(header.findtext("jurabk")) if header is not None else ""
+        jurabk = norm_ws(header.findtext("jurabk")) if header is not None else ""
         if not jurabk:
             self.key = None
             self._issue("no_code_metadata", "the first <norm> has no <jurabk>")
@@ -386,7 +254,7 @@ class _CodeParser:
         stand = None
         if header is not None:
             stand_el = header.find("standangabe/standkommentar")
-            stand = _norm_ws("".join(stand_el.itertext())) if stand_el is not None else None
+            stand = norm_ws("".join(stand_el.itertext())) if stand_el is not None else None
         self.info = _code_info(header, jurabk, bjnr, self.source, stand)
         self.ids.add(bjnr)
         code_attrs = {
@@ -408,7 +276,7 @@ class _CodeParser:
             if md is None:
                 continue
             enbez_el, unit, titel = _first_children(md, "enbez", "gliederungseinheit", "titel")
-            enbez = _norm_ws(enbez_el.text) if enbez_el is not None else ""
+            enbez = norm_ws(enbez_el.text) if enbez_el is not None else ""
             doknr = norm.get("doknr") or ""
             if first:
                 first = False
@@ -416,7 +284,7 @@ class _CodeParser:
                     continue  # header norm
             if unit is not None:
                 kz = (unit.findtext("gliederungskennzahl") or "").strip()
-                bez = _norm_ws(unit.findtext("gliederungsbez"))
+                bez = norm_ws(unit.findtext("gliederungsbez"))
                 parent = self._unit_parent(kz, by_kennzahl, bjnr)
                 if enbez:
                     # A provision carrying its enclosing unit (EGBGB: "Art 229" › "§ 5").
@@ -424,7 +292,7 @@ class _CodeParser:
                     self._section(textdaten, titel, doknr, enbez, holder)
                     continue
                 title_el = unit.find("gliederungstitel")
-                title = _norm_ws("".join(title_el.itertext())) if title_el is not None else ""
+                title = norm_ws("".join(title_el.itertext())) if title_el is not None else ""
                 art = _ARTICLE_BEZ.match(bez)
                 if art:
                     sid = self._section(
@@ -441,7 +309,7 @@ class _CodeParser:
                     continue
                 uid = self._unique(doknr or f"{bjnr}/unit{kz}")
                 content = _norm_content(norm)
-                note = _norm_ws("".join(content.itertext())) if content is not None else ""
+                note = norm_ws("".join(content.itertext())) if content is not None else ""
                 self._add(
                     uid,
                     parent,
@@ -497,7 +365,7 @@ class _CodeParser:
     ) -> str | None:
         """One provision norm: ``textdaten`` and ``titel`` are its (first) children of those names."""
         if title is None:
-            title = _norm_ws("".join(titel.itertext())) if titel is not None else ""
+            title = norm_ws("".join(titel.itertext())) if titel is not None else ""
         if enbez:
             kind, number, covered = section_kind_and_number(enbez)
         else:
@@ -510,32 +378,7 @@ class _CodeParser:
         sid = self._unique(doknr or f"{self.info.node_id}/{kind}{number}")
         label = enbez.replace("(XXXX)", "").strip()
         heading = f"{label} {title}".strip() if label and title else (label or title)
-        render = _Render()
-        render.buf.text(heading)
-        render.buf.newline()
-        content = fus = None
-        footnote_els: list[etree._Element] = []
-        if textdaten is not None:
-            for tx in textdaten:  # "text/Content" (first), "text/Footnotes" (all), "fussnoten" (first)
-                tag = tx.tag
-                if tag == "text":
-                    for c in tx:
-                        ctag = c.tag
-                        if ctag == "Content":
-                            if content is None:
-                                content = c
-                        elif ctag == "Footnotes":
-                            footnote_els.append(c)
-                elif tag == "fussnoten":
-                    if fus is None:
-                        fus = tx
-        drafts = self._absaetze(content, render) if content is not None else []
-        for fn in footnote_els:
-            render.footnotes.append(_norm_ws(" ".join(fn.itertext())))
-        if fus is not None and len(fus):
-            fus_text = _norm_ws(" ".join(fus.itertext()))
-            if fus_text:
-                render.footnotes.append(fus_text)
+        render, drafts = render_provision(heading, textdaten)
         text = render.buf.value().rstrip()
         body = text[len(heading) :].strip() if heading else text.strip()
         repealed = (
@@ -571,7 +414,7 @@ class _CodeParser:
         self.layouts.append(layout)
         return sid
 
-    def _emit_absaetze(self, drafts: list[_AbsatzDraft], text: str, sid: str, layout: SectionLayout) -> None:
+    def _emit_absaetze(self, drafts: list[AbsatzDraft], text: str, sid: str, layout: SectionLayout) -> None:
         """Absatz, Satz and list nodes of one §; the node dicts are written out in full here
         (the same keys, in the same order, as :meth:`_add` gives them) since they are most of the graph."""
         ids = self.ids
@@ -659,7 +502,7 @@ class _CodeParser:
                         break
                 self._emit_item(item, holder, sid, layout.items)
 
-    def _emit_item(self, item: _Item, parent: str, sid: str, layout_items: list[tuple[int, int, str]]) -> None:
+    def _emit_item(self, item: ListItem, parent: str, sid: str, layout_items: list[tuple[int, int, str]]) -> None:
         level = item.level
         nid = f"{parent}/{_SEGMENT[level]}{item.label}"
         if nid in self.ids:
@@ -687,67 +530,6 @@ class _CodeParser:
         for child in item.children:
             self._emit_item(child, nid, sid, layout_items)
 
-    # -- Absätze ------------------------------------------------------------------------------
-    def _absaetze(self, content: etree._Element, render: _Render) -> list[_AbsatzDraft]:
-        blocks: list[tuple[etree._Element, str | None, str | None]] = []  #: (element, label, element.text)
-        for child in content:
-            tag = child.tag
-            if not isinstance(tag, str):
-                continue
-            if tag in _FOOTNOTE_TAGS:
-                render.footnotes.append(_norm_ws(" ".join(child.itertext())))
-                continue
-            if tag == "noindex":
-                render.notes.append(_norm_ws(" ".join(child.itertext())))
-                continue
-            first = head = child.text
-            if not head or _ABSATZ_LABEL_PREFIX.fullmatch(head):
-                # The label or the text may continue in the next text nodes; only then is
-                # walking the subtree needed (the first text node decides everything else).
-                head = "".join(islice(child.itertext(), 4))
-                if not head.strip() and not "".join(child.itertext()).strip():
-                    continue
-            m = _ABSATZ_LABEL.match(head) if tag == "P" else None
-            blocks.append((child, m.group(1) if m else None, first))
-        if not blocks:
-            return []
-        labelled = any(label for _, label, _ in blocks)
-        groups: list[tuple[str, bool, list[tuple[etree._Element, str | None]]]] = []
-        if not labelled:
-            for i, (el, _, first) in enumerate(blocks, 1):
-                groups.append((str(i), False, [(el, first)]))
-        else:
-            pending: list[tuple[etree._Element, str | None]] = []
-            for el, label, first in blocks:
-                if label:
-                    groups.append((label, True, pending + [(el, first)]))
-                    pending = []
-                elif groups:
-                    groups[-1][2].append((el, first))
-                else:
-                    pending.append((el, first))  # text before "(1)": joins the first Absatz
-            if pending:
-                groups.append((str(len(groups) + 1), False, pending))
-        drafts: list[_AbsatzDraft] = []
-        buf = render.buf
-        element = render.element
-        for label, printed, elements in groups:
-            buf.newline()
-            start = buf.pos
-            draft = _AbsatzDraft(label, printed, start, start, start, [], [], [])
-            for k, (el, first) in enumerate(elements):
-                if k:
-                    buf.newline()
-                element(el, first, draft.items, draft.blocks, draft.markers, 0, False)
-            draft.end = buf.content_end
-            drafts.append(draft)
-        text = buf.value()
-        for draft in drafts:
-            if draft.printed:
-                m = _ABSATZ_LABEL.match(text, draft.start, draft.end)
-                draft.label_end = m.end() if m else draft.start
-        return drafts
-
 
 def _spans_from_markers(text: str, start: int, end: int, markers: list[int]) -> list[tuple[int, int]]:
     """Sätze from printed sentence numbers (EStG prints them as ``<SUP class="Rec">``)."""
@@ -758,149 +540,6 @@ def _spans_from_markers(text: str, start: int, end: int, markers: list[int]) -> 
         if e > s:
             spans.append((s, e))
     return spans
-
-
-class _Render:
-    """Renders a provision's mixed content into one text with offsets for lists, tables, Sätze."""
-
-    __slots__ = ("buf", "footnotes", "notes", "tables", "images", "unlabelled_items")
-
-    def __init__(self) -> None:
-        self.buf = _TextBuffer()
-        self.footnotes: list[str] = []
-        self.notes: list[str] = []
-        self.tables = 0
-        self.images = 0
-        self.unlabelled_items = 0
-
-    def element(
-        self,
-        el: etree._Element,
-        text: str | None,
-        items: list[_Item],
-        blocks: list[tuple[int, int]] | None,
-        markers: list[int] | None,
-        depth: int,
-        in_table: bool,
-    ) -> None:
-        """Emit ``el``'s text (``el.text``, which the caller has read) and children (not its tail);
-        lists and tables become blocks/items."""
-        buf = self.buf
-        if text:
-            buf.text(text)
-        prev_tag = None
-        for child in el:
-            tag = child.tag
-            kind = _TAG_KIND.get(tag, _RECURSE)
-            if kind is _RECURSE:
-                if not isinstance(tag, str):  # processing instructions, entities
-                    tail = child.tail
-                    if tail:
-                        buf.text(tail)
-                    continue
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
-            elif kind is _LA:
-                if prev_tag == "LA":
-                    buf.newline()
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
-            elif kind is _BLOCK:
-                buf.newline()
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
-                buf.newline()
-            elif kind is _BR:
-                buf.newline()
-            elif kind is _DL:
-                buf.newline()
-                b_start = buf.pos
-                self.dlist(child, items, depth, in_table)
-                buf.newline()
-                if blocks is not None and depth == 0:
-                    blocks.append((b_start, buf.pos))
-            elif kind is _SUP:
-                if child.get("class") == "Rec":
-                    if markers is not None and depth == 0:
-                        markers.append(buf.pos)
-                    buf.pending_space = True
-                else:
-                    self.element(child, child.text, items, blocks, markers, depth, in_table)
-            elif kind is _SKIP:
-                if tag == "IMG":
-                    self.images += 1
-            elif kind is _FOOTNOTE:
-                self.footnotes.append(_norm_ws(" ".join(child.itertext())))
-            elif kind is _NOINDEX:
-                self.notes.append(_norm_ws(" ".join(child.itertext())))
-            elif kind is _TABLE:
-                self.tables += 1
-                buf.newline()
-                b_start = buf.pos
-                self.table(child)
-                buf.newline()
-                if blocks is not None and depth == 0:
-                    blocks.append((b_start, buf.pos))
-            elif kind is _NOT_ELEMENT:
-                tail = child.tail
-                if tail:
-                    buf.text(tail)
-                continue
-            prev_tag = tag
-            tail = child.tail
-            if tail:
-                buf.text(tail)
-
-    def dlist(self, dl: etree._Element, items: list[_Item], depth: int, in_table: bool) -> None:
-        pairs: list[tuple[str, etree._Element | None]] = []
-        label = ""
-        for child in dl:
-            tag = child.tag
-            if tag == "DT":
-                if label:
-                    pairs.append((label, None))
-                # a DT without child nodes: its text is all of its itertext()
-                label = _norm_ws(child.text if not len(child) else "".join(child.itertext())) or "?"
-            elif tag == "DD":
-                pairs.append((label, child))
-                label = ""
-        if label:
-            pairs.append((label, None))
-        votes: dict[Level | None, int] = {}
-        for lab, _ in pairs:
-            lvl = _label_level(lab)
-            votes[lvl] = votes.get(lvl, 0) + 1
-        level = max(votes, key=lambda k: (votes[k], k is not None)) if votes else None
-        if level is None and not any(_clean_label(lab) not in ("", "?") for lab, _ in pairs):
-            level = _LIST_LEVEL_BY_TYPE.get(dl.get("Type") or "")  # unlabelled items: trust the Type
-        buf = self.buf
-        for ordinal, (lab, dd) in enumerate(pairs, 1):
-            buf.newline()
-            start = buf.pos
-            if lab != "?":
-                buf.text(lab)
-            child_items: list[_Item] = []
-            if dd is not None:
-                buf.pending_space = True
-                self.element(dd, dd.text, child_items, None, None, depth + 1, in_table)
-            end = buf.content_end
-            clean = _clean_label(lab)
-            if level is not None and clean in ("", "?"):
-                clean = str(ordinal) if level is Level.NUMMER else ""
-            if level is None or in_table or not clean:
-                self.unlabelled_items += 1
-                items.extend(child_items)
-                continue
-            items.append(_Item(level, clean, start, end, child_items))
-
-    def table(self, table: etree._Element) -> None:
-        buf = self.buf
-        for row in table.iter("row"):
-            buf.newline()
-            first = True
-            for entry in row.iterchildren("entry"):  # = iterfind("entry"), without ElementPath
-                if not first:
-                    buf.text(" | ")
-                first = False
-                self.element(entry, entry.text, [], None, None, 1, True)
-            buf.newline()
 
 
 def parse_code(xml: bytes | str, source: str) -> ParsedCode | list[ParseIssue]:
@@ -934,7 +573,7 @@ def read_code_info(xml: bytes, source: str) -> CodeInfo | None:
         for _, el in etree.iterparse(
             io.BytesIO(xml), events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True
         ):
-            jurabk = _norm_ws(el.findtext("jurabk"))
+            jurabk = norm_ws(el.findtext("jurabk"))
             if not jurabk:
                 return None
             root = el.getparent().getparent()
