@@ -1,12 +1,13 @@
 """Campaign workers on a shared Optuna storage: the database URL, trial positions, re-queueing,
 creating the schema once, and the campaign's finished work as files and study attributes.
 
-See ``optimizers.campaign`` (module docstring, "Workers") for how a campaign uses them.
+See ``optimizers.scheduler`` (module docstring, "Workers") for how a campaign uses them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -17,6 +18,12 @@ from argus.errors import ConfigError
 from argus.io import write_json_atomic
 
 POSITION = "argus:position"  #: trial user attribute: the campaign position (0-based) a trial runs
+
+
+def content_hash(obj: Any, n: int = 12) -> str:
+    """The first ``n`` hex digits of the SHA-256 of ``obj`` as sorted JSON: how finished work is named
+    (a candidate's key, a trial's folder) and how configurations are compared."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:n]
 
 
 def rdb_url(url: str) -> str:

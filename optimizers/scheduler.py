@@ -1,0 +1,430 @@
+"""Scheduling a campaign's trials: the Optuna study, which trial a worker runs next, heartbeats, stale
+trials, the workers' shared spend, and the lifecycle as it concerns scheduling (the status file, the
+stop file, the wall clock and the USD budget, Ctrl-C).
+
+``optimizers.campaign.Campaign.run`` asks its :class:`Scheduler` for the next trial, runs it
+(``optimizers.search``), reports the result back and has the frontier written (``optimizers.assembly``).
+
+Workers (``storage=`` / ``--storage URL``, an SQLAlchemy URL such as ``postgresql://…``): several
+processes, on one machine or many, run the trials of one campaign through Optuna's ``RDBStorage``.
+
+- **Trials are positions.** The campaign's settings are planned once (:meth:`Scheduler.plan`: the
+  enumerated space in its seeded order, or one NSGA-II draw per position); each position is a queued
+  Optuna trial carrying ``argus:position``. A worker claims the open position with the lowest number by
+  moving its WAITING trial to RUNNING (atomic in the storage: one worker wins); two workers that
+  queued the same position at once leave a duplicate, which the later trial number gives up when
+  claimed. The trial budget is the number of positions, whichever worker completes them.
+- **Finished work lives in the storage** as study user attributes ``argus:<name>`` — every
+  candidate evaluation (``evals/val-<key>.json``, with its lineage), each test evaluation, each
+  trial's GEPA candidates and auxiliary programs, the objectives and reference point, and each
+  worker's spend summary — first writer wins (``optimizers.storage.Artifacts``). The files under
+  ``RUN`` are this worker's cache; the frontier, hypervolume and manifests are built from the storage,
+  so every worker writes the same frontier, from everything all workers evaluated.
+- **Heartbeats.** A worker records a heartbeat for its trial every ``concurrency.heartbeat_s``; a
+  RUNNING trial without one for ``concurrency.grace_s`` (its worker died or lost the database) is
+  failed and queued again with the same settings and position (``optuna.storages.fail_stale_trials``
+  with ``requeue_trial``); a trial whose worker ran on this machine and whose process is gone is queued
+  again at once. A live worker's trial is never taken. A stopped worker (stop file, Ctrl-C, budget)
+  queues its trial again itself. Idle workers wait while other workers run the last open trials
+  (to take over a trial whose worker dies), then write the final frontier.
+- **Spend.** Each worker books its calls in its own ledger and phases (``RUN/ledger.<worker>.jsonl``,
+  ``RUN/phases.<worker>.json``, ``RUN/status.<worker>.json``; ``<worker>`` is host-pid unless named)
+  and shares its spend summary (:class:`WorkerSpend`); the campaign's optimization spend is their sum.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import warnings
+from pathlib import Path
+
+from argus.errors import ConfigError
+from argus.io import write_json_atomic
+from argus.ledger import CostLedger
+from optimizers.budget import SpendBook, StopConditions, merge_spend
+from optimizers.config import CampaignConfig
+from optimizers.evaluation import CandidateEval
+from optimizers.storage import (
+    POSITION,
+    Artifacts,
+    content_hash,
+    process_alive,
+    rdb_url,
+    redact_url,
+    requeue_trial,
+    schema_lock,
+    schema_race,
+    trial_position,
+)
+
+_log = logging.getLogger("argus")
+
+#: the settings of the search space a trial position may fix, in the order a planned setting lists them
+SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
+              "judge_model", "extraction")
+
+
+class Scheduler:
+    """The trials of one campaign (or of one worker of it) on its Optuna study.
+
+    ``storage_url``: an SQLAlchemy URL — the trials live in that database and several workers may claim
+    them at once; None: Optuna's journal file ``RUN/optuna.journal`` (one process). ``worker`` names
+    this worker in the trials it claims and in its own ledger, phases and status files.
+    """
+
+    def __init__(self, config: CampaignConfig, run_dir: Path, *, storage_url: str | None, worker: str, console):
+        self.config = config
+        self.run_dir = run_dir
+        self.storage_url = storage_url
+        self.worker = worker
+        self.console = console
+
+    @property
+    def rdb(self) -> bool:
+        """Whether the trials live in an RDB storage (which other workers may share)."""
+        return self.storage_url is not None
+
+    # -------------------------------------------------------------- lifecycle
+    def file(self, stem: str, ext: str) -> Path:
+        """``RUN/<stem>.<ext>``, or ``RUN/<stem>.<worker>.<ext>`` for a worker on an RDB storage."""
+        return self.run_dir / (f"{stem}.{self.worker}.{ext}" if self.rdb else f"{stem}.{ext}")
+
+    def status(self, **fields) -> None:
+        """``RUN/status.json`` (one per worker on an RDB storage): the trial and phase this worker is in."""
+        from optimizers.frontier import utc_now
+
+        extra = {"worker": self.worker} if self.rdb else {}
+        write_json_atomic(self.file("status", "json"), {**fields, **extra, "time": utc_now()}, indent=1)
+
+    def stop_conditions(self, ledger: CostLedger, spent_before: float, started: float, others=None) -> StopConditions:
+        """What ends this run early: the stop file ``RUN/STOP``, Ctrl-C, the wall clock (counted from
+        ``started``, a ``time.monotonic()`` reading) and the USD budget (``spent_before`` by earlier runs;
+        ``others``: what the other workers spent, counted too)."""
+        budget = self.config.budget
+        return StopConditions(self.run_dir / "STOP", ledger, spent_before, budget.max_usd,
+                              (started + budget.wall_clock_s) if budget.wall_clock_s else None, others=others)
+
+    def wait(self, stop: StopConditions, *, running: int, trials_done: int) -> None:
+        """Wait ``concurrency.poll_s`` (or until a stop) while the last open trials run in other workers."""
+        self.status(phase="waiting", running=running, trials_done=trials_done)
+        poll_s = self.config.concurrency.poll_s
+        deadline = time.monotonic() + poll_s
+        while time.monotonic() < deadline and not stop.check():
+            time.sleep(min(0.2, poll_s))
+
+    # -------------------------------------------------------------- the study
+    def plan(self) -> list[dict | None]:
+        """The settings of each trial position. A space of at most four times the trial budget is
+        enumerated in a seeded shuffled order (no setting twice; a space smaller than the budget gives
+        fewer positions, since a repeated setting would find every evaluation already done); a larger one
+        gives ``budget.trials`` positions (None) each drawn by NSGA-II with a sampler seeded by the
+        position. Either way a re-run trial does not shift what later positions draw."""
+        import itertools
+        import random
+
+        sp = self.config.space
+        keys = [k for k in SPACE_KEYS if getattr(sp, k)]
+        grid = [dict(zip(keys, combo)) for combo in itertools.product(*(getattr(sp, k) for k in keys))]
+        trials = self.config.budget.trials
+        if len(grid) > 4 * trials or not grid:
+            return [None] * trials
+        random.Random(self.config.seed).shuffle(grid)
+        return grid[:trials]
+
+    def open_study(self):
+        """The campaign's study (two objectives: quality up, cost down), created by the first worker."""
+        import optuna
+
+        cfg = self.config
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        if self.rdb:
+            from optuna.storages import RDBStorage
+
+            url = rdb_url(self.storage_url)
+            kwargs: dict = {"pool_pre_ping": True}
+            if url.startswith("sqlite"):
+                kwargs["connect_args"] = {"timeout": 60}
+            try:
+                with warnings.catch_warnings(), schema_lock(url):
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    for attempt in range(5):
+                        try:
+                            storage = RDBStorage(url, engine_kwargs=kwargs, heartbeat_interval=cfg.concurrency.heartbeat_s,
+                                                 grace_period=cfg.concurrency.grace_s,
+                                                 heartbeat_stale_trial_callback=requeue_trial)
+                            break
+                        except Exception as exc:  # noqa: BLE001 - another worker creating the tables at the same moment
+                            if attempt == 4 or not schema_race(exc):
+                                raise
+                            time.sleep(0.3 * (attempt + 1))
+            except ImportError as exc:
+                raise ConfigError(f"--storage {redact_url(self.storage_url)}: the database driver is missing ({exc}); "
+                                  "for PostgreSQL: pip install 'psycopg[binary]'") from exc
+            except Exception as exc:  # noqa: BLE001 - say which storage could not be opened, without its password
+                raise ConfigError(f"cannot open the storage {redact_url(self.storage_url)}: {type(exc).__name__}: "
+                                  f"{redact_url(str(exc))}") from exc
+        else:
+            from optuna.storages import JournalStorage
+            from optuna.storages.journal import JournalFileBackend
+
+            storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
+        return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
+                                   sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
+
+    def fingerprint(self) -> str:
+        """What makes two campaign files the same campaign for workers sharing a storage: everything but
+        the threads, the wall clock, the USD budget, the estimate's pace and the models' servers."""
+        def drop(obj):
+            if isinstance(obj, dict):
+                return {k: drop(v) for k, v in obj.items() if k not in ("api_base", "api_key", "base_url")}
+            return [drop(v) for v in obj] if isinstance(obj, list) else obj
+
+        data = self.config.model_dump(mode="json")
+        data.pop("concurrency", None)
+        for k in ("wall_clock_s", "max_usd", "seconds_per_call"):
+            data["budget"].pop(k, None)
+        data["models"] = drop(data["models"])
+        return content_hash(data, 16)
+
+    def check_fingerprint(self, art: Artifacts) -> None:
+        """Share this campaign file's fingerprint; refuse a storage that holds another configuration under
+        the campaign's name."""
+        mine = self.fingerprint()
+        art.share("config.json", {"fingerprint": mine, "campaign": self.config.name})  # no keys in the database
+        theirs = (art.get("config.json") or {}).get("fingerprint")
+        if theirs != mine:
+            raise ConfigError(f"the storage holds campaign {self.config.name!r} with another configuration "
+                              f"(fingerprint {theirs}, this file {mine}); give the campaign another name or use "
+                              "another database")
+
+    def recover(self, study) -> None:
+        """One process owns a journal: a RUNNING trial there was killed mid-trial; it is closed as failed and
+        queued again with the same settings (what it finished is on disk and is reused)."""
+        from optuna.trial import TrialState
+
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            requeue_trial(study, t)
+
+    def done(self, study, plan) -> set[int]:
+        """The positions with a complete trial."""
+        from optuna.trial import TrialState
+
+        return {p for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if (p := trial_position(t)) is not None and p < len(plan)}
+
+    # -------------------------------------------------------------- claims, heartbeats, stale trials
+    def next_trial(self, study, plan):
+        """("done", n) when every position is complete; ("wait", n) when the n open positions all run in
+        other workers; else ("trial", (trial_id, position)) — a position this worker has claimed."""
+        from optuna.trial import TrialState
+
+        if self.rdb:
+            self._fail_stale(study)
+        by_pos: dict[int, list] = {}
+        for t in study.get_trials(deepcopy=False):
+            p = trial_position(t)
+            if p is not None and p < len(plan):
+                by_pos.setdefault(p, []).append(t)
+        done = {p for p, ts in by_pos.items() if any(t.state == TrialState.COMPLETE for t in ts)}
+        if len(done) >= len(plan):
+            return "done", len(done)
+        for p in range(len(plan)):  # a position nobody queued yet (or lost): queued, with its planned settings
+            if p not in done and not any(t.state in (TrialState.WAITING, TrialState.RUNNING) for t in by_pos.get(p, [])):
+                study.enqueue_trial(dict(plan[p] or {}), user_attrs={POSITION: p}, skip_if_exists=False)
+        claimed = self._claim(study, plan)
+        if claimed is not None:
+            return "trial", claimed
+        running = {p for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                   if (p := trial_position(t)) is not None and p < len(plan)}
+        if not self.rdb:
+            self.console.print(f"[yellow]trial position(s) {sorted(running)} are running in another process on this "
+                               "run's journal; several workers need an RDB storage (--storage)[/yellow]")
+            return "done", len(done)
+        return "wait", len(running - done)
+
+    def _claim(self, study, plan):
+        """Claim the open position with the lowest number: its WAITING trial moved to RUNNING (atomic in the
+        storage). A duplicate (two workers queued one position at once) is given up by the later trial."""
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        storage = study._storage
+        waiting = sorted((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+                          if (p := trial_position(t)) is not None and p < len(plan)), key=lambda t: (trial_position(t), t.number))
+        for t in waiting:
+            if self.rdb:
+                storage.record_heartbeat(t._trial_id)  # before the claim: a worker killed right after it still goes stale
+            try:
+                if not storage.set_trial_state_values(t._trial_id, state=TrialState.RUNNING):
+                    continue  # another worker claimed it first
+            except UpdateFinishedTrialError:
+                continue
+            pos = trial_position(t)
+            others = [o for o in study.get_trials(deepcopy=False) if o.number != t.number and trial_position(o) == pos]
+            if any(o.state == TrialState.COMPLETE or (o.state in (TrialState.RUNNING, TrialState.WAITING)
+                                                      and o.number < t.number) for o in others):
+                storage.set_trial_system_attr(t._trial_id, "argus:duplicate", True)
+                storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+                continue
+            storage.set_trial_user_attr(t._trial_id, "argus:worker", self.worker)
+            storage.set_trial_system_attr(t._trial_id, "argus:host", socket.gethostname())
+            storage.set_trial_system_attr(t._trial_id, "argus:pid", os.getpid())
+            return t._trial_id, pos
+        return None
+
+    def _fail_stale(self, study) -> None:
+        """Queue again the trials whose worker is gone: at once when it ran on this machine and its process
+        has exited, else after ``concurrency.grace_s`` without a heartbeat (Optuna's ``fail_stale_trials``,
+        whose callback is ``requeue_trial``). A live worker's trial is never taken."""
+        import optuna
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        host = socket.gethostname()
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            pid = t.system_attrs.get("argus:pid")
+            if t.system_attrs.get("argus:host") == host and pid is not None and pid != os.getpid() and not process_alive(int(pid)):
+                try:
+                    if study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+                        requeue_trial(study, t)
+                except UpdateFinishedTrialError:
+                    pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+
+    def release(self, study, trial_id: int) -> None:
+        """A trial this worker stops: failed and its position queued again (a resumed or another worker runs
+        it, reusing what is finished)."""
+        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.trial import TrialState
+
+        try:
+            if study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
+                requeue_trial(study, study._storage.get_trial(trial_id))
+        except UpdateFinishedTrialError:
+            pass
+        except Exception:  # noqa: BLE001 - the storage is gone: the heartbeat's grace period queues it again
+            _log.warning("campaign %s: could not queue trial %s again", self.config.name, trial_id, exc_info=True)
+
+    @contextlib.contextmanager
+    def heartbeat(self, study, trial_id: int):
+        """Record this worker's heartbeat for its trial every ``concurrency.heartbeat_s`` (RDB storage)."""
+        if not self.rdb:
+            yield
+            return
+        stopped = threading.Event()
+
+        def beat():
+            while not stopped.wait(self.config.concurrency.heartbeat_s):
+                try:
+                    study._storage.record_heartbeat(trial_id)
+                except Exception:  # noqa: BLE001 - a missed beat; after grace_s another worker takes the trial over
+                    _log.warning("campaign %s: heartbeat of trial %s failed", self.config.name, trial_id, exc_info=True)
+
+        thread = threading.Thread(target=beat, name="argus-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stopped.set()
+            thread.join()
+
+    # -------------------------------------------------------------- one claimed trial
+    def trial(self, study, trial_id: int, position: int):
+        """The claimed trial, its sampler seeded by its position (a resumed campaign draws what an
+        uninterrupted one would)."""
+        import optuna
+
+        study.sampler = optuna.samplers.NSGAIISampler(seed=self.config.seed + position)
+        if hasattr(study, "_thread_local"):
+            study._thread_local.cached_all_trials = None  # what Study.ask does: sample from the latest trials
+        return optuna.trial.Trial(study, trial_id)
+
+    def settings(self, trial) -> dict:
+        """The trial's settings: its planned (or drawn) point of the search space and the campaign's
+        pipeline settings."""
+        cfg = self.config
+        settings = {
+            "task_model": trial.suggest_categorical("task_model", cfg.space.task_model),
+            "temperature": trial.suggest_categorical("temperature", cfg.space.temperature),
+            "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
+            "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
+        }
+        for key in ("stage2_model", "reflection_model", "judge_model", "extraction"):
+            choices = getattr(cfg.space, key)
+            if choices:
+                settings[key] = trial.suggest_categorical(key, choices)
+        if cfg.pipeline:
+            settings["pipeline"] = dict(cfg.pipeline)
+        return settings
+
+    def finish(self, study, trial, evals: list[CandidateEval], cost_key: str) -> None:
+        """Tell the study how a trial ended: its best candidate's (quality, cost), or failed without one."""
+        from optuna.trial import TrialState
+
+        if not evals:
+            study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+            return
+        best = max(evals, key=lambda e: (e.quality, -getattr(e, cost_key)))
+        study.tell(trial, [best.quality, getattr(best, cost_key)], skip_if_finished=True)
+
+
+@contextlib.contextmanager
+def ctrl_c_stops(stop: StopConditions):
+    """Ctrl-C marks ``stop`` interrupted (and raises ``KeyboardInterrupt`` where the run is); the previous
+    handler is back afterwards. Only the main thread can install a handler: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum, frame):
+        stop.interrupted = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class WorkerSpend:
+    """The campaign's optimization spend across its workers. With an RDB storage each worker shares its
+    book's summary (``spend/<worker>.json``) and the campaign's spend is the sum of them all; without,
+    this worker's book is the campaign's."""
+
+    def __init__(self, art: Artifacts, worker: str, *, rdb: bool):
+        self.art = art
+        self.worker = worker
+        self.rdb = rdb
+        self._others: tuple[float, float] | None = None  # (when read, USD) of the other workers
+
+    def share(self, book: SpendBook) -> None:
+        self.art.share(f"spend/{self.worker}.json", book.summary(), replace=True)
+
+    def others_usd(self) -> float:
+        """USD billed by the other workers (their shared summaries; read at most every 10 s)."""
+        now = time.monotonic()
+        if self._others is None or now - self._others[0] > 10:
+            total = 0.0
+            for name, book in self.art.items("spend/").items():
+                if name != f"spend/{self.worker}.json":
+                    total += float(((book or {}).get("total") or {}).get("billed_usd", 0.0))
+            self._others = (now, total)
+        return self._others[1]
+
+    def summary(self, book: SpendBook) -> dict:
+        """The campaign's optimization spend: this worker's book, or with an RDB storage every worker's."""
+        if not self.rdb:
+            return book.summary()
+        self.share(book)
+        return merge_spend([summary for _, summary in sorted(self.art.items("spend/").items())])
