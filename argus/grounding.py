@@ -34,6 +34,7 @@ from typing import Iterable
 
 from rapidfuzz import fuzz
 
+from argus.documents import Document
 from argus.schema import (
     DocumentEKG,
     DocumentGraph,
@@ -130,6 +131,11 @@ class Aligner:
     text: str
     spans: dict[str, tuple[int, int]]
     _cache: dict[str, _Sentence] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def for_document(cls, doc: Document) -> Aligner:
+        """The aligner of a preprocessed document: its original text and its sentences' spans."""
+        return cls(doc.text, {s.id: tuple(s.span) for s in doc.sentences})
 
     def _sentence(self, sid: str) -> _Sentence | None:
         if sid not in self._cache:

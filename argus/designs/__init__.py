@@ -1,0 +1,11 @@
+"""The ways ``ArgusPipeline`` turns one complaint into its EKG, one module each.
+
+``chunked``    LLM chunking, Stage 1 and Stage 2 per chunk, merging and the resolver;
+``sentence``   at most one event per fact sentence, by choices (encoder heads, the choice program);
+``baselines``  the one-shot baseline and the no-model floor;
+``run``        what every design shares: a document's bookkeeping, its opening (read, preprocess,
+               fact gate) and the ``DocumentEKG`` assembled at the end.
+
+Each takes the pipeline as its first argument and calls its stages through it, so a stage replaced
+on the pipeline is the one the design runs.
+"""

@@ -1,0 +1,222 @@
+"""The sentence-level design: at most one event per fact sentence, by choices, then merged.
+
+``routing``         whether the choice program decides where the encoder heads are unsure, and below
+                    which type confidence (``sentence.llm``, the heads' measured report);
+``entity_list``     the document's entities without a model (``argus.entities``);
+``extract_batch``   one batch of consecutive fact sentences: the heads' type and trigger, the choice
+                    program's where they are unsure, participants from the entity list, time from the
+                    sentence (``argus.sentence_design``); grounded; then Stage 2 over the batch where
+                    configured;
+``extract``         the whole document: batches in parallel, merging (with the resolver where
+                    configured), BEFORE / SAME_TIME edges in date order, grounding.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from argus.concurrency import ProviderFault
+from argus.designs.chunked import relate
+from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
+from argus.documents import Document, RawDocument
+from argus.entities import document_entities
+from argus.errors import LMCallError
+from argus.grounding import Aligner, chunk_phrases, ground_items
+from argus.ledger import CostLedger
+from argus.merge import add_date_edges, merge_minigraphs
+from argus.routing import measured_route
+from argus.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
+from argus.sentence_design import DatedEvent, date_edges, participants_of, sentence_time, suggestions
+from argus.words import lemma
+
+
+def routing(pipe: Pipeline) -> tuple[str, float, str]:
+    """(mode, τ, why) the sentence design runs with: ``never`` (the heads decide alone) or
+    ``model`` (sentences whose type confidence is below τ go to the choice program).
+    ``sentence.llm: measured`` keeps the model out where the heads' report found it no better, or
+    where the model is the embedded one and was never measured."""
+    cfg = pipe.config.sentence
+    if cfg.llm == "never":
+        return "never", cfg.tau, ""
+    if cfg.llm == "always":
+        return "model", cfg.tau, ""
+    model = pipe.config.lm.for_stage("sentence").model
+    return measured_route(
+        model, pipe.event_heads.meta.get("fallback") or {}, cfg.tau, asked="model", alone="never",
+        no_better=lambda m: (
+            f"sentence design: the choice model {model} was measured no better than the event heads on the "
+            f"sentences it would decide (relaxed event F1 {m.get('f1_model', float('nan')):.3f} with the model on every "
+            f"sentence vs "
+            f"{m.get('f1_heads', float('nan')):.3f}); the heads decide alone (sentence.llm: always sends "
+            "them anyway)"),
+        unmeasured=(
+            f"sentence design: the choice model is the embedded {model}, which is not measured to beat the event "
+            "heads; the heads decide alone (measure a model with 'python bench/sentence_fallback.py --model MODEL', "
+            "or set sentence.llm: always)"))
+
+
+def asks_resolver(pipe: Pipeline) -> bool:
+    """Whether the design asks the resolver which events of different batches state one occurrence
+    (``sentence.resolver``, within ``merge.resolver``'s pairs and limits)."""
+    return bool(pipe.config.sentence.resolver and pipe.config.merge.resolver)
+
+
+def entity_list(pipe: Pipeline, doc: Document) -> list:
+    """The document's entity list (``argus.entities``): caption parties, defined terms, proper names
+    of the fact sentences."""
+    body = next((s.span[0] for s in doc.sections if s.kind != "caption"), 0)
+    facts = pipe.fact_sentences(doc)
+    return document_entities(doc.caption, doc.text[body:], [(s.id, s.text) for s in facts])
+
+
+def sentence_times(pipe: Pipeline, doc: Document) -> dict[str, EventTime]:
+    """The time each fact sentence states, a year carried from earlier sentences (``sentence_time``)."""
+    times, year = {}, None
+    for s in pipe.fact_sentences(doc):
+        times[s.id], year = sentence_time(s.text, year)
+    return times
+
+
+def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun | None = None,
+                  entities: list | None = None, readings: dict | None = None, times: dict | None = None) -> MiniGraph:
+    """One event per sentence of ``chunk`` (a batch of consecutive fact sentences), by choices:
+    the heads' type and trigger, the choice program where they are unsure, participants from the
+    entity list, time from the sentence; grounded; then Stage 2 over the batch's events.
+    ``entities``, ``readings`` and ``times`` are the document's, worked out here when not given."""
+    cfg = pipe.config.sentence
+    idx = doc.index()
+    sents = [idx[sid] for sid in chunk.sentence_ids]
+    entities = pipe.sentence_entities(doc) if entities is None else entities
+    times = sentence_times(pipe, doc) if times is None else times
+    if readings is None:
+        readings = dict(zip(chunk.sentence_ids, pipe.event_heads.read([s.text for s in sents])))
+    issues: list[str] = []
+    attempts: dict[str, int] = {}
+    picks: dict[str, list[dict]] = {}
+    for s in sents:
+        r = readings[s.id]
+        if r.p_event < cfg.min_event_probability or not r.words:
+            continue
+        etype, conf = r.best_type()
+        word, a, b, _ = r.ranked_words(1)[0]
+        picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
+    mode, tau, why = pipe.sentence_routing()
+    warn_once(why)
+    unsure = [sid for sid in chunk.sentence_ids if mode == "model"
+              and (sid not in picks or picks[sid][0]["confidence"] < tau)
+              and readings[sid].p_event >= cfg.min_event_probability * 0.5]
+    if unsure:
+        chosen, more = _choose(pipe, doc, chunk, entities, readings, unsure, run, attempts)
+        issues += more
+        picks.update(chosen)
+    events = []
+    text_of = {s.id: s.text for s in sents}
+    for sid in chunk.sentence_ids:
+        for p in picks.get(sid, []):
+            word, a, b = p["trigger"]
+            parts = p.get("participants")
+            if parts is None:
+                parts = participants_of(text_of[sid], a, entities)
+            events.append(Event(id=f"EV{len(events) + 1}", type=p["type"], verb=lemma(word.split()[0]), trigger=word,
+                                participants=parts, time=p.get("time") or times.get(sid) or EventTime(kind="unknown"),
+                                evidence=[sid], confidence=round(float(p["confidence"]), 4)))
+    named = {p.entity for e in events for p in e.participants}
+    joined = "\n".join(text_of.values())
+    ents = [e for e in entities if e.id in named or any(_mentions(n, joined) for n in (e.name, *e.aliases))]
+    # the list's entities are sought in every fact sentence (an alias the batch does not use is still
+    # the entity's); events in their own sentence
+    every = [s.id for s in pipe.fact_sentences(doc)]
+    grounded = ground_items(EventGraph(entities=ents, events=events), Aligner.for_document(doc), chunk.sentence_ids,
+                            stage="sentence", prefix=f"{chunk.id}:", scope_of=lambda _: every,
+                            keep_ungrounded=pipe.config.extraction.keep_ungrounded)
+    ents, events = grounded.graph.entities, grounded.graph.events
+    temporal, causal = [], []
+    if pipe.sentence_stage2:
+        temporal, causal = relate(pipe, doc.labeled(sents), chunk, ents, events, run, attempts, issues)
+    graph = EventGraph(entities=ents, events=events, temporal_edges=temporal, causal_edges=causal)
+    return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues, spans=grounded.spans,
+                     rejected=grounded.rejected, ungrounded=grounded.ungrounded)
+
+
+def _choose(pipe: Pipeline, doc: Document, chunk: Chunk, entities, readings, unsure: list[str], run,
+            attempts: dict) -> tuple[dict[str, list[dict]], list[str]]:
+    """The choice program's events for the ``unsure`` sentences of ``chunk`` (the whole batch is shown
+    for context); choices that break the rules (a trigger not in its sentence) are dropped."""
+    idx = doc.index()
+    sents = [idx[sid] for sid in chunk.sentence_ids]
+    words = {s.id: chunk_phrases([s.text], max_words=3) for s in sents}
+    issues: list[str] = []
+    try:
+        with pipe.calling("sentence", "SentenceEventChooser", run):
+            res = pipe.programs.sentence_events(
+                sentences=[(s.id, s.text) for s in sents], entities=[(e.id, e.name, e.role) for e in entities],
+                suggestions=suggestions(readings, chunk.sentence_ids), words=words)
+    except ProviderFault:
+        raise
+    except LMCallError as exc:
+        return {}, [f"sentence choices failed ({exc}); the heads decide"]
+    attempts["sentence"] = res.attempts
+    issues += [f"sentence: {e}" for e in res.errors]
+    known = {e.id for e in entities}
+    out: dict[str, list[dict]] = {}
+    for ev in (res.outputs or {}).get("events", []):
+        if ev.sentence not in unsure or len(out.get(ev.sentence, [])) >= 2:
+            continue
+        s = idx[ev.sentence]
+        at = _find_word(s.text, ev.trigger)
+        if at is None:
+            issues.append(f"sentence: {ev.sentence} trigger {ev.trigger!r} is not in the sentence; the heads' pick stays")
+            continue
+        time = ev.time if _time_ok(ev.time, s.text) else None
+        # the event's confidence: how probable the heads found the type the model chose
+        out.setdefault(ev.sentence, []).append({
+            "type": ev.type, "trigger": (ev.trigger, at, at + len(ev.trigger)),
+            "confidence": readings[ev.sentence].type_probs.get(ev.type, 0.0),
+            "participants": [p for p in ev.participants if p.entity in known] or None, "time": time})
+    return out, issues
+
+
+def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
+    """The sentence-level design on one document (``extract_batch`` per batch, then merging, date
+    order and grounding)."""
+    cfg = pipe.config.sentence
+    with document_run(pipe, source, ledger) as (doc, run):
+        facts = pipe.fact_sentences(doc)
+        ids = [s.id for s in facts]
+        chunks = [Chunk(id=f"C{k + 1}", sentence_ids=ids[i:i + cfg.batch_size],
+                        theme=f"sentences {ids[i]}–{ids[min(i + cfg.batch_size, len(ids)) - 1]}")
+                  for k, i in enumerate(range(0, len(ids), cfg.batch_size))]
+        with run.timed("extraction"):
+            entities = pipe.sentence_entities(doc)
+            readings = dict(zip(ids, pipe.event_heads.read([s.text for s in facts])))
+            times = sentence_times(pipe, doc)
+            minigraphs = pipe.in_parallel(lambda ch: extract_batch(pipe, doc, ch, run, entities, readings, times), chunks)
+        with run.timed("merge"):
+            graph, log = pipe.merge(doc, minigraphs, run) if asks_resolver(pipe) else merge_minigraphs(minigraphs)
+            if cfg.date_edges:
+                add_date_edges(graph, date_edges([DatedEvent(e.id, e.time.value or "", tuple(e.evidence))
+                                                  for e in graph.events if e.time.kind == "explicit"]), log)
+            graph, rejected = pipe.ground(doc, graph, chunks, stage="sentence")
+        if not facts:
+            run.warnings.append("no fact sentences in the narrative: the graph is empty")
+        return assemble(pipe.config, doc, run, "sentence", chunks, minigraphs, graph, log, rejected)
+
+
+def _mentions(name: str, text: str) -> bool:
+    return re.search(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in name.split()) + r"(?!\w)", text) is not None
+
+
+def _find_word(text: str, phrase: str) -> int | None:
+    """Where ``phrase`` stands in ``text`` as whole words (first occurrence), or None."""
+    m = re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text) if phrase.strip() else None
+    return m.start() if m else None
+
+
+def _time_ok(time, text: str) -> bool:
+    """A chosen time is kept when it is unknown, an ISO date, or a phrase of the sentence."""
+    if time.kind == "unknown" or not time.value:
+        return time.kind == "unknown"
+    if time.kind == "explicit":
+        return re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", time.value) is not None
+    return time.value.lower() in text.lower()
