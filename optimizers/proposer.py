@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 
 
 class TextInstructionProposer:
@@ -12,9 +13,9 @@ class TextInstructionProposer:
     DSPy's default proposer asks for JSON; under a JSON grammar a small local model samples a long
     free string very slowly (minutes per token budget on 2 cores), and plain text is what GEPA's
     reflection prompt was written for. An empty or unusable answer (no text, fewer than
-    ``MIN_INSTRUCTION_CHARS`` characters or no words, or the parent's instruction unchanged) proposes
-    nothing for that component: the candidate keeps its parent's instruction, and ``on_fallback``
-    (component, reason) is told so, for the campaign's log.
+    ``MIN_INSTRUCTION_CHARS`` characters or no words, a loop — see :meth:`loops` — or the parent's
+    instruction unchanged) proposes nothing for that component: the candidate keeps its parent's
+    instruction, and ``on_fallback`` (component, reason) is told so, for the campaign's log.
     """
 
     MIN_INSTRUCTION_CHARS = 20
@@ -26,6 +27,23 @@ class TextInstructionProposer:
         self.on_fallback = on_fallback
         #: (component, reason) of every reflection that fell back to the parent's instruction
         self.fallbacks: list[tuple[str, str]] = []
+
+    @staticmethod
+    def loops(text: str) -> str | None:
+        """Why ``text`` is a loop rather than an instruction, or None.
+
+        A small model asked to reflect often repeats a few lines until its token limit (the embedded
+        SmolLM2 wrote one 8-line block eleven times). Such a text is a loop when, of at least 8
+        non-empty lines, fewer than half are distinct, or when a text of 400 characters or more
+        compresses (zlib) to under a fifth of its length; a written instruction compresses to about
+        half.
+        """
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if len(lines) >= 8 and 2 * len(set(lines)) < len(lines):
+            return f"{len(lines) - len(set(lines))} of its {len(lines)} lines repeat earlier ones"
+        if len(text) >= 400 and len(zlib.compress(text.encode())) * 5 < len(text):
+            return "it repeats itself (it compresses to under a fifth of its length)"
+        return None
 
     def _fall_back(self, name: str, reason: str) -> None:
         import logging
@@ -67,6 +85,8 @@ class TextInstructionProposer:
                 self._fall_back(name, "the reflection model returned an empty answer")
             elif len(new) < self.MIN_INSTRUCTION_CHARS or not any(c.isalpha() for c in new):
                 self._fall_back(name, f"the reflection model returned an unusable instruction ({new[:60]!r})")
+            elif (why := self.loops(new)) is not None:
+                self._fall_back(name, f"the reflection model returned a loop, not an instruction: {why}")
             elif new == candidate[name].strip():
                 self._fall_back(name, "the reflection model returned the parent's instruction unchanged")
             else:

@@ -26,12 +26,25 @@ class Answers:
         return [self.texts.pop(0)]
 
 
+def test_the_shipped_instructions_are_no_loops(tmp_path):
+    from optimizers.examples import instructions_of
+    from tests.conftest import make_scripted_pipeline
+
+    seeds = instructions_of(make_scripted_pipeline(tmp_path))
+    assert len(seeds) >= 6
+    assert [name for name, text in seeds.items() if TextInstructionProposer.loops(text)] == []
+
+
 @pytest.mark.parametrize("answer,reason", [
     ("", "empty answer"),
     ("```\n\n```", "empty answer"),
     ("```\nok\n```", "unusable instruction"),
     ("```\n1234567890 -- 1234567890 !!\n```", "unusable instruction"),
     (f"```\n{PARENT}\n```", "unchanged"),
+    # what the embedded SmolLM2 wrote in a demo campaign: one block, again and again, to its token limit
+    ("```\n" + "Output:\n\n- Read the input format and identify the task.\n- Provide the instructions.\n\n" * 11 + "```",
+     "a loop"),
+    ("```\n" + "the entity is mentioned, " * 40 + "\n```", "a loop"),
 ])
 def test_an_unusable_reflection_keeps_the_parent_and_is_logged(answer, reason, tmp_path, caplog):
     logged = []
