@@ -30,7 +30,7 @@ from typing import Iterable
 
 from argus.caption import Caption
 from argus.schema import Entity
-from argus.words import readings
+from argus.words import name_pattern, readings
 
 _TITLE = r"(?:Mr|Ms|Mrs|Miss|Dr|Mx|Prof|Sgt|Officer|Judge)\.?"
 _WORD = r"[A-Z][\w'’\-]*[\w]|[A-Z]"
@@ -360,8 +360,7 @@ def document_entities(caption: Caption | None, body: str, sentences: list[tuple[
 
 
 def _mentioned(name: str, text: str) -> bool:
-    pat = r"(?<!\w)" + r"\s+".join(re.escape(w) for w in name.split()) + r"(?!\w)"
-    return re.search(pat, text, re.I if name.isupper() else 0) is not None
+    return re.search(name_pattern(name), text, re.I if name.isupper() else 0) is not None
 
 
 __all__ = ["EntityCandidate", "caption_candidates", "defined_candidates", "document_entities", "known_parties", "name_key"]

@@ -17,7 +17,7 @@ import re
 from argus.documents import Document
 from argus.entities import caption_candidates
 from argus.schema import Entity, Event, EventGraph, EventTime, Participant
-from argus.words import lemma, past_tense_verbs, word_spans
+from argus.words import lemma, mentions, past_tense_verbs, word_spans
 
 #: (event type, pattern on a word, base verb) in the order they are tried
 RULES: tuple[tuple[str, re.Pattern, str | None], ...] = (
@@ -42,14 +42,10 @@ def floor_event(eid: str, sid: str, text: str, entities: list[Entity]) -> Event:
     if trigger is None:
         verbs = past_tense_verbs(text)
         trigger = verbs[0] if verbs else (words[0][0] if words else text.split()[0])
-    named = [e for e in entities if any(_names(n, text) for n in (e.name, *e.aliases))]
+    named = [e for e in entities if any(mentions(n, text) for n in (e.name, *e.aliases))]
     parts = [Participant(entity=e.id, role="agent" if i == 0 else "patient") for i, e in enumerate(named)]
     return Event(id=eid, type=etype, verb=lemma(trigger), trigger=trigger, participants=parts,
                  time=EventTime(kind="unknown"), evidence=[sid], confidence=0.5)
-
-
-def _names(name: str, text: str) -> bool:
-    return re.search(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)", text) is not None
 
 
 def floor_graph(doc: Document, fact_ids: list[str]) -> EventGraph:

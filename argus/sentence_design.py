@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from argus.schema import Entity, EventTime, Participant
+from argus.words import name_pattern
 
 MONTHS = {m: i for i, m in enumerate(
     "january february march april may june july august september october november december".split(), 1)}
@@ -74,8 +75,7 @@ def sentence_time(text: str, year_hint: int | None = None) -> tuple[EventTime, i
 
 
 def _mention_spans(name: str, text: str) -> list[tuple[int, int]]:
-    pat = r"(?<!\w)" + r"\s+".join(re.escape(w) for w in name.split()) + r"(?!\w)"
-    return [(m.start(), m.end()) for m in re.finditer(pat, text)]
+    return [(m.start(), m.end()) for m in re.finditer(name_pattern(name), text)]
 
 
 def participants_of(text: str, trigger_at: int, entities: list[Entity]) -> list[Participant]:

@@ -22,6 +22,16 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 @lru_cache(maxsize=50000)
+def name_pattern(name: str) -> str:
+    """A regex for ``name`` as whole words, any run of spaces between them ("Gregory  Tull" in an OCR line)."""
+    return r"(?<!\w)" + r"\s+".join(re.escape(w) for w in name.split()) + r"(?!\w)"
+
+
+def mentions(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as whole words."""
+    return re.search(name_pattern(name), text) is not None
+
+
 def readings(word: str) -> dict[str, tuple[str, ...]]:
     """Part of speech → lemmas ``lemminflect`` knows for ``word`` (lowercased); {} for unknown words."""
     import lemminflect
@@ -60,4 +70,5 @@ def past_tense_verbs(text: str) -> list[str]:
     return [w for w, _, _ in word_spans(text) if is_past_verb(w)]
 
 
-__all__ = ["AUXILIARIES", "WORD", "is_past_verb", "lemma", "past_tense_verbs", "readings", "verb_form", "word_spans"]
+__all__ = ["AUXILIARIES", "WORD", "is_past_verb", "lemma", "mentions", "name_pattern", "past_tense_verbs", "readings", "verb_form",
+           "word_spans"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 
 
@@ -46,8 +47,6 @@ class TextInstructionProposer:
         return None
 
     def _fall_back(self, name: str, reason: str) -> None:
-        import logging
-
         self.fallbacks.append((name, reason))
         logging.getLogger("argus").warning("GEPA reflection for %s: %s; the parent's instruction is kept", name, reason)
         if self.on_fallback is not None:

@@ -28,7 +28,7 @@ from argus.merge import add_date_edges, merge_minigraphs
 from argus.routing import measured_route
 from argus.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
 from argus.sentence_design import DatedEvent, date_edges, participants_of, sentence_time, suggestions
-from argus.words import lemma
+from argus.words import lemma, mentions
 
 
 def routing(pipe: Pipeline) -> tuple[str, float, str]:
@@ -123,7 +123,7 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
                                 evidence=[sid], confidence=round(float(p["confidence"]), 4)))
     named = {p.entity for e in events for p in e.participants}
     joined = "\n".join(text_of.values())
-    ents = [e for e in entities if e.id in named or any(_mentions(n, joined) for n in (e.name, *e.aliases))]
+    ents = [e for e in entities if e.id in named or any(mentions(n, joined) for n in (e.name, *e.aliases))]
     # the list's entities are sought in every fact sentence (an alias the batch does not use is still
     # the entity's); events in their own sentence
     every = [s.id for s in pipe.fact_sentences(doc)]
@@ -201,10 +201,6 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
         if not facts:
             run.warnings.append("no fact sentences in the narrative: the graph is empty")
         return assemble(pipe.config, doc, run, "sentence", chunks, minigraphs, graph, log, rejected)
-
-
-def _mentions(name: str, text: str) -> bool:
-    return re.search(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in name.split()) + r"(?!\w)", text) is not None
 
 
 def _find_word(text: str, phrase: str) -> int | None:
