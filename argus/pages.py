@@ -16,13 +16,26 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-__all__ = ["Markup", "escape", "money", "render_page", "resource"]
+__all__ = ["Markup", "escape", "json_script", "money", "render_page", "resource"]
 
 
 @functools.cache
 def resource(name: str) -> Markup:
     """The file ``argus/resources/web/<name>`` (a style sheet or script a page inlines), as markup."""
     return Markup((resources.files("argus") / "resources" / "web" / name).read_text(encoding="utf-8"))
+
+
+def json_script(data: object, element_id: str) -> Markup:
+    """``data`` as a ``<script type="application/json">`` block a page's script reads with ``JSON.parse``.
+
+    Every ``<``, ``>`` and ``&`` is written as its JSON escape (``\\u003c`` …), and so are U+2028 and
+    U+2029: text from a complaint or an evolved prompt (``</script>``, ``<!--``, ``<img onerror=…>``)
+    can neither end the block nor be read as markup; ``JSON.parse`` gives the text back unchanged.
+    """
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char in "<>&\u2028\u2029":
+        raw = raw.replace(char, f"\\u{ord(char):04x}")
+    return Markup(f'<script type="application/json" id="{escape(element_id)}">{raw}</script>')
 
 
 def _short(s: object, n: int) -> str:

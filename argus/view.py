@@ -31,7 +31,6 @@ an ``index.html`` listing them (a file that does not load is listed with its err
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from pathlib import Path
 from argus.errors import ArgusError
 from argus.export import load_ekg
 from argus.io import write_text_atomic
-from argus.pages import Markup, escape, money, render_page, resource
+from argus.pages import Markup, escape, json_script, money, render_page, resource
 from argus.schema import DocEvent, DocumentEKG
 from argus.spans import Span, nest_spans
 from argus.timeline import Timeline, iso_date, parse_date, text_order, timeline_order
@@ -202,13 +201,6 @@ def view_data(ekg: DocumentEKG, tl: Timeline | None = None) -> dict:
         "entities": entities,
         "sentences": {s.id: {"section": s.section, "fact": s.fact} for s in ekg.sentences},
     }
-
-
-def json_script(data: object, element_id: str) -> Markup:
-    """``data`` as a ``<script type="application/json">`` block; every ``<`` is ``\\u003c``."""
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    raw = raw.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return Markup(f'<script type="application/json" id="{escape(element_id)}">{raw}</script>')
 
 
 # ----------------------------------------------------------------------------- the event graph
