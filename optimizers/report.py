@@ -1,33 +1,47 @@
 """A campaign's frontier as one self-contained static HTML report.
 
-One file, inline CSS, plots as base64 PNG (matplotlib's Agg canvas, no pyplot state), no scripts
-and no external URLs, every text HTML-escaped. Sections: summary, Pareto plot, hypervolume
-history, per-stage cost, prompt diffs against the seed member, lineage tree, per-example wins
-and losses against the seed.
+One file, no external URL of any kind, every text HTML-escaped. Sections: summary, Pareto plot,
+hypervolume history, per-stage cost, prompt diffs against the seed member, lineage tree, per-example
+wins and losses against the seed.
+
+The Pareto plot is interactive: a Plotly figure drawn by plotly.js, whose whole bundle (about 4.8 MB)
+is inlined into the page, so the report works offline (and the file is that much larger). Hovering a
+point shows the member, its quality interval, its cost per document and per stage and the programs it
+changed against the seed; clicking a member opens its prompt diff (a ``<details>``) and marks its
+lineage entry (``argus/resources/web/report.js``). The figure travels as JSON in a ``<script
+type="application/json">`` block (``argus.pages.json_script``: ``<``, ``>`` and ``&`` written as JSON
+escapes), never pasted into code; the hover texts in it are HTML-escaped once more, since Plotly reads
+a few tags in them. Without JavaScript the page shows the same plot as a PNG (``<noscript>``). The other
+plots are base64 PNGs (matplotlib's Agg canvas, no pyplot state).
 
 The page is the template ``argus/resources/templates/report.html.j2`` (it extends the layout the
-``argus view`` pages share, and inlines ``argus/resources/web/report.css``), rendered by
-``argus.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
+``argus view`` pages share, and inlines ``argus/resources/web/report.css`` and ``report.js``), rendered
+by ``argus.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
 """
 
 from __future__ import annotations
 
 import base64
 import difflib
+import functools
 import io
+import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
 from markupsafe import Markup
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from argus.io import write_text_atomic
-from argus.pages import escape, render_page
-from optimizers.frontier import Frontier, MemberManifest
+from argus.pages import escape, json_script, money, render_page
+from optimizers.frontier import CandidateRow, Frontier, MemberManifest
 
 TIE_EPS = 1e-9
 """Per-example quality differences at most this large count as ties."""
@@ -117,6 +131,150 @@ def _pareto_plot(fr: Frontier, knee: MemberManifest | None) -> str:
     return _png(fig)
 
 
+FIGURE_ID = "pareto-figure"
+"""Id of the ``<script type="application/json">`` block holding the interactive Pareto plot (report.js reads it)."""
+
+_COLORS = {"candidate": "#b0b0b0", "frontier": "#1f6feb", "test": "#d1242f", "knee": "#f0a500"}
+
+
+@functools.cache
+def plotly_bundle() -> Markup:
+    """plotly.js (the copy the plotly package ships) as markup for an inline ``<script>``.
+
+    A bundle holding ``</script`` or ``<!--`` would end or confuse its script element; that would be a
+    broken plotly release, refused here rather than written into a page.
+    """
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs()
+    if re.search(r"</script|<!--", js, flags=re.IGNORECASE):
+        raise RuntimeError("the plotly.js bundle of this plotly release holds '</script' or '<!--' and cannot be "
+                           "inlined into a page; install another plotly version")
+    return Markup(js)
+
+
+def member_anchors(fr: Frontier) -> dict[str, str]:
+    """member id -> the short key of its page elements (``diff-<key>``, ``lineage-<key>``), safe in any id."""
+    return {m.member_id: f"m{i}" for i, m in enumerate(fr.members)}
+
+
+def changed_vs_seed(m: MemberManifest, seed: MemberManifest | None) -> list[str]:
+    """The programs (a predictor name's first part, as GEPA's lineage counts them) whose instructions differ
+    from the seed's."""
+    if seed is None:
+        return []
+    names = set(seed.prompts) | set(m.prompts)
+    return sorted({p.split(".")[0] for p in names if seed.prompts.get(p) != m.prompts.get(p)})
+
+
+def _h(value: object) -> str:
+    """Text for a Plotly hover label: HTML-escaped, since Plotly reads tags such as <b> and <a> in it."""
+    return str(escape(str(value)))
+
+
+def _cost_text(usd: float, tokens: float | None) -> str:
+    return money(usd) if tokens is None else f"{money(usd)} · {tokens:,.0f} tokens"
+
+
+def _interval(ci: tuple[float, float] | None) -> str:
+    return f" (95% CI {_fmt(ci[0])}–{_fmt(ci[1])})" if ci else ""
+
+
+def _member_hover(m: MemberManifest, seed: MemberManifest | None, knee: MemberManifest | None) -> str:
+    """The hover label of a frontier member: id, quality with its interval, cost per document and per stage,
+    the programs it changed against the seed."""
+    flags = " · knee" if knee is not None and m.member_id == knee.member_id else ""
+    flags += " · val-only win" if m.val_only_win else ""
+    val, test = m.splits.get("val"), m.splits.get("test")
+    lines = [f"<b>{_h(m.member_id)}</b> · frontier member{flags}",
+             f"quality {_fmt(m.objectives['quality'])}{_interval(val.quality_ci if val else None)} on validation"]
+    if test is not None:
+        lines.append(f"test quality {_fmt(test.quality)}{_interval(test.quality_ci)}")
+    lines.append(f"cost per document {_cost_text(m.objectives['cost_usd'], m.objectives.get('tokens'))}")
+    if m.stage_costs:
+        lines.append("cost per stage:")
+        lines += [f"· {_h(stage)}: {_cost_text(c.get('usd', 0.0), c.get('tokens'))}"
+                  for stage, c in sorted(m.stage_costs.items())]
+    if seed is not None and m.member_id == seed.member_id:
+        lines.append("the seed: the other members' diffs are against it")
+    else:
+        lines.append(f"changed against the seed: {_h(', '.join(changed_vs_seed(m, seed)) or 'nothing')}")
+    lines.append(f"{_h(m.lineage.origin)}, iteration {m.lineage.iteration} · click: prompt diff and lineage")
+    return "<br>".join(lines)
+
+
+def _candidate_hover(r: CandidateRow) -> str:
+    """The hover label of a candidate that is not on the frontier."""
+    why = ""
+    if not r.feasible:
+        why = "infeasible"
+    elif r.dominated_by:
+        why = "dominated by " + ", ".join(r.dominated_by)
+    changed = _h(", ".join(r.changed_programs) or "–")
+    lines = [f"<b>{_h(r.id)}</b> · not on the frontier" + (f" ({_h(why)})" if why else ""),
+             f"quality {_fmt(r.quality)} on validation",
+             f"cost per document {_cost_text(r.cost_usd, r.tokens)}",
+             f"{_h(r.origin or 'origin not recorded')}, iteration {r.iteration}; changed against its parent: {changed}"]
+    return "<br>".join(lines)
+
+
+def _error_bars(values: list[float], cis: list[tuple[float, float] | None], color: str) -> dict:
+    """Plotly error bars from intervals around ``values`` (none where an interval is missing)."""
+    return {"type": "data", "symmetric": False, "color": color, "thickness": 1.2, "width": 4,
+            "array": [max(0.0, ci[1] - v) if ci else 0.0 for v, ci in zip(values, cis)],
+            "arrayminus": [max(0.0, v - ci[0]) if ci else 0.0 for v, ci in zip(values, cis)]}
+
+
+def pareto_figure(fr: Frontier, knee: MemberManifest | None, seed: MemberManifest | None) -> dict:
+    """The interactive Pareto plot as Plotly's JSON (``data``, ``layout``, ``config``).
+
+    Grey: candidates not on the frontier; blue: the frontier members (validation quality with its 95 %
+    interval, a step line between them); red squares: test quality with its interval; a star: the knee.
+    A member's points carry its anchor (:func:`member_anchors`) as ``customdata``, which a click reads.
+    """
+    key, label = _cost_axis(fr)
+    anchors = member_anchors(fr)
+    hover = "%{text}<extra></extra>"
+    fig = go.Figure()
+    others = [r for r in fr.file.all_candidates if not r.on_frontier]
+    if others:
+        fig.add_scatter(name="other candidates", mode="markers", x=[getattr(r, key) for r in others],
+                        y=[r.quality for r in others], text=[_candidate_hover(r) for r in others],
+                        hovertemplate=hover, marker={"color": _COLORS["candidate"], "size": 9})
+    members = sorted(fr.members, key=lambda m: (_member_x(m, key), -m.objectives["quality"]))
+    if members:
+        ys = [m.objectives["quality"] for m in members]
+        cis = [m.splits["val"].quality_ci if "val" in m.splits else None for m in members]
+        fig.add_scatter(name="frontier (val, 95% CI)", mode="lines+markers", x=[_member_x(m, key) for m in members],
+                        y=ys, customdata=[anchors[m.member_id] for m in members],
+                        text=[_member_hover(m, seed, knee) for m in members], hovertemplate=hover,
+                        line={"shape": "hv", "color": _COLORS["frontier"], "width": 1.5},
+                        marker={"color": _COLORS["frontier"], "size": 11},
+                        error_y=_error_bars(ys, cis, _COLORS["frontier"]))
+    tested = [m for m in members if "test" in m.splits]
+    if tested:
+        ys = [m.splits["test"].quality for m in tested]
+        fig.add_scatter(name="test quality (95% CI)", mode="markers", x=[_member_x(m, key) for m in tested], y=ys,
+                        customdata=[anchors[m.member_id] for m in tested],
+                        text=[_member_hover(m, seed, knee) for m in tested], hovertemplate=hover,
+                        marker={"symbol": "square-open", "color": _COLORS["test"], "size": 9},
+                        error_y=_error_bars(ys, [m.splits["test"].quality_ci for m in tested], _COLORS["test"]))
+    if knee is not None:
+        fig.add_scatter(name=f"knee ({_h(knee.member_id)})", mode="markers", x=[_member_x(knee, key)],
+                        y=[knee.objectives["quality"]], customdata=[anchors[knee.member_id]],
+                        text=[_member_hover(knee, seed, knee)], hovertemplate=hover,
+                        marker={"symbol": "star", "color": _COLORS["knee"], "size": 20,
+                                "line": {"color": "black", "width": 1}})
+    fig.update_layout(template="plotly_white", height=480, margin={"l": 60, "r": 20, "t": 20, "b": 60},
+                      hovermode="closest", xaxis_title=label, yaxis_title="quality",
+                      font={"family": "system-ui, sans-serif", "size": 12}, hoverlabel={"align": "left"},
+                      legend={"x": 0.99, "y": 0.02, "xanchor": "right", "yanchor": "bottom",
+                              "bgcolor": "rgba(255,255,255,0.8)"})
+    figure = json.loads(pio.to_json(fig, validate=True))
+    figure["config"] = {"displaylogo": False, "responsive": True}
+    return figure
+
+
 def _hypervolume_plot(fr: Frontier) -> str | None:
     hist = fr.file.hypervolume_history
     if not hist:
@@ -181,14 +339,43 @@ def _diff_lines(old: str, new: str, old_name: str, new_name: str) -> list[tuple[
     return lines
 
 
+def _lineage_nodes(fr: Frontier) -> dict[str, tuple[str | None, MemberManifest | CandidateRow | None]]:
+    """The frontier members and their ancestors (through all candidates): id -> (parent id, what is recorded
+    of it, None when nothing is)."""
+    rows = {r.id: r for r in fr.file.all_candidates}
+    members = {m.member_id: m for m in fr.members}
+    nodes: dict[str, tuple[str | None, MemberManifest | CandidateRow | None]] = {}
+    for mid in members:
+        cur: str | None = mid
+        seen: set[str] = set()
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            info = members.get(cur) or rows.get(cur)
+            lineage = info.lineage if info is not None else None
+            nodes.setdefault(cur, (lineage.parent if lineage else None, info))
+            cur = lineage.parent if lineage else None
+    return nodes
+
+
+def _ancestry(nodes: Mapping[str, tuple[str | None, object]], member_id: str) -> list[str]:
+    """The ids from the oldest recorded ancestor down to ``member_id``."""
+    path = [member_id]
+    parent = nodes[member_id][0]
+    while parent is not None and parent in nodes and parent not in path:
+        path.append(parent)
+        parent = nodes[parent][0]
+    return path[::-1]
+
+
 def _prompt_diffs(fr: Frontier, seed: MemberManifest | None) -> list[dict]:
-    """Per member other than the seed: its changed instructions (predictor, note, diff lines) and the unchanged ones."""
+    """Per member (the seed first): its anchor, its line of ancestors, the programs it changed against the
+    seed, its changed instructions (predictor, note, diff lines) and the unchanged ones."""
     if seed is None:
         return []
+    anchors = member_anchors(fr)
+    nodes = _lineage_nodes(fr)
     out = []
-    for m in fr.members:
-        if m.member_id == seed.member_id:
-            continue
+    for m in sorted(fr.members, key=lambda m: m.member_id != seed.member_id):
         predictors = sorted(set(seed.prompts) | set(m.prompts))
         changed = []
         for p in predictors:
@@ -198,24 +385,18 @@ def _prompt_diffs(fr: Frontier, seed: MemberManifest | None) -> list[dict]:
             note = " (only in the seed)" if new is None else " (not in the seed)" if old is None else ""
             changed.append((p, note, _diff_lines(old or "", new or "", f"{seed.member_id}/{p}", f"{m.member_id}/{p}")))
         same = [p for p in predictors if seed.prompts.get(p) == m.prompts.get(p)]
-        out.append({"member": m.member_id, "changed": changed, "same": same})
+        out.append({"member": m.member_id, "key": anchors[m.member_id], "is_seed": m.member_id == seed.member_id,
+                    "lineage": m.lineage, "ancestry": _ancestry(nodes, m.member_id),
+                    "programs": changed_vs_seed(m, seed), "changed": changed, "same": same})
     return out
 
 
 def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> Markup:
-    """Nested list of the frontier members and their ancestors (through all candidates)."""
-    rows = {r.id: r for r in fr.file.all_candidates}
+    """Nested list of the frontier members and their ancestors (through all candidates); a member's entry has
+    the id ``lineage-<anchor>`` (:func:`member_anchors`)."""
     members = {m.member_id: m for m in fr.members}
-    nodes: dict[str, tuple[str | None, object]] = {}
-    for mid, m in members.items():
-        cur: str | None = mid
-        seen: set[str] = set()
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            info = members.get(cur) or rows.get(cur)
-            lineage = info.lineage if info is not None else None
-            nodes.setdefault(cur, (lineage.parent if lineage else None, info))
-            cur = lineage.parent if lineage else None
+    anchors = member_anchors(fr)
+    nodes = _lineage_nodes(fr)
     if not nodes:
         return Markup('<p class="muted">No members.</p>')
     children: dict[str | None, list[str]] = {}
@@ -244,11 +425,15 @@ def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> Markup:
                       f"changed: {escape(changed)}; Δ {lin.instruction_diff_chars} chars; quality {_fmt(q)}, "
                       f"cost {_fmt(c)}</span>")
 
+    def item(nid: str, depth: int) -> str:
+        anchor = f' id="lineage-{anchors[nid]}"' if nid in anchors else ""
+        return f"<li{anchor}>{label(nid)}{render(nid, depth + 1)}</li>"
+
     def render(parent: str | None, depth: int = 0) -> str:
         kids = sorted(children.get(parent, []), key=lambda n: (nodes[n][1].lineage.iteration if nodes[n][1] else -1, n))
         if not kids or depth > 200:
             return ""
-        return '<ul class="tree">' + "".join(f"<li>{label(k)}{render(k, depth + 1)}</li>" for k in kids) + "</ul>"
+        return '<ul class="tree">' + "".join(item(k, depth) for k in kids) + "</ul>"
 
     return Markup(render(None))
 
@@ -360,6 +545,8 @@ def render_report(fr: Frontier) -> str:
         summary=_summary(fr, knee),
         members=_members_table(fr),
         pareto_png=_pareto_plot(fr, knee),
+        pareto_figure=json_script(pareto_figure(fr, knee, seed), FIGURE_ID),
+        plotly_js=plotly_bundle(),
         hypervolume_png=_hypervolume_plot(fr),
         reference=", ".join(f"{k} = {_fmt(v)}" for k, v in fr.file.reference.items()),
         stage_cost_png=_stage_cost_plot(fr),
