@@ -1,21 +1,28 @@
-"""Local GGUF models, out of process: a managed ``llama_cpp.server`` per model file.
+"""Local GGUF models, out of process: one ``llama_cpp.server`` per model file per machine, shared.
 
 A crash in native code (llama.cpp has segfaulted on particular releases, grammars and models) must
 not take down the batch, the campaign or the test run that called it. So ``local/<model>`` runs in
 its own process, an OpenAI-compatible ``llama_cpp.server`` on a free loopback port, and is reached
 through litellm exactly like any other local server (``argus.lm``).
 
-Lifecycle of a ``ManagedServer``:
+Two engines on one machine slow each other about eightfold (llama.cpp's threads spin-wait on each
+other when the cores are oversubscribed), and real use runs several ``argus`` processes at once: a
+campaign beside an extraction, two terminals, Ray's local actors. So the engine is the machine's,
+not the process's (``argus.engine_registry``):
 
-- started on first use (``url()``), health-checked (``GET /v1/models`` answers once the model is
-  loaded), its output logged to a temporary file;
-- shared by every stage that uses the same file, context size and thread count;
-- stopped at interpreter exit (``atexit``, which also runs after Ctrl-C and after an uncaught
-  error); if this process dies without running exit handlers (SIGKILL, SIGTERM), the server sees
-  its parent gone and exits by itself (``argus.engine_server``);
-- if it dies during a call, ``argus.lm.LocalServerLM`` restarts it once and retries the call; a
-  second death raises ``EngineCrashError``, which fails the document (a batch records it in
-  ``errors.jsonl`` and goes on), never the process.
+- the first process that needs a model file starts its engine and records it in the registry;
+  later processes find it there and register as its clients; all of them queue on it, one
+  completion at a time in arrival order, and engines of different files take turns on the cores;
+- it is started on the first call that misses the cache (``argus.lm.LocalServerLM``), never for
+  cached work; health-checked (``GET /v1/models`` answers once the model is loaded); its output
+  goes to ``<registry>/<key>.log``;
+- a process leaves it at interpreter exit (``atexit``, which also runs after Ctrl-C and after an
+  uncaught error); a process killed without exit handlers (SIGKILL) is noticed by its pid. The
+  engine exits ``ARGUS_ENGINE_IDLE_S`` (default 5) seconds after its last client is gone;
+- if it dies during a call, ``argus.lm.LocalServerLM`` restarts it once (or adopts the engine
+  another client restarted meanwhile) and retries the call; a second death raises
+  ``EngineCrashError``, which fails the document (a batch records it in ``errors.jsonl`` and goes
+  on), never the process.
 """
 
 from __future__ import annotations
@@ -27,7 +34,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -35,6 +41,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from argus.engine_registry import EngineRecord, Registry, engine_key, idle_seconds, is_engine_process, usable_cores
 from argus.errors import ArgusError
 
 #: Seconds a starting server may take to load its model and answer.
@@ -93,67 +100,81 @@ def describe_exit(returncode: int | None) -> str:
 
 @dataclass
 class ManagedServer:
-    """One ``llama_cpp.server`` process for one GGUF file (see the module docstring)."""
+    """This process's handle on the machine's engine for one GGUF file (see the module docstring)."""
 
     model_path: str
     n_ctx: int = 8192
     n_threads: int | None = None
     alias: str = "local"
     start_timeout_s: float = START_TIMEOUT_S
-    #: times the process was started (1 after the first use; +1 per restart)
+    #: engines this process started (1 after a first use that found none running; +1 per restart)
     starts: int = 0
-    #: how the previous process ended, e.g. "killed by SIGSEGV" (empty before any death)
+    #: how the previous engine ended, e.g. "killed by SIGSEGV" (empty before any death)
     last_exit: str = ""
-    _proc: subprocess.Popen | None = field(default=None, repr=False)
+    _proc: subprocess.Popen | None = field(default=None, repr=False)  # the engine, if this process started it
+    _pid: int | None = field(default=None, repr=False)
     _port: int | None = field(default=None, repr=False)
-    _log: Path | None = field(default=None, repr=False)
+    _registered: Registry | None = field(default=None, repr=False)  # the entry this process is a client of
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _in_flight: int = field(default=0, repr=False)
+
+    @property
+    def registry(self) -> Registry:
+        return Registry(engine_key(self.model_path, self.n_ctx))
 
     # ------------------------------------------------------------------ state
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        """Pid of the engine this process last used (None before the first use)."""
+        return self._pid
 
     @property
     def in_flight(self) -> int:
-        """Calls currently waiting on this server."""
+        """Calls of this process currently waiting on the engine."""
         return self._in_flight
 
     @property
-    def log_path(self) -> Path | None:
-        """The server's log (a temporary file, removed when the server is stopped)."""
-        return self._log
+    def log_path(self) -> Path:
+        """The engine's log in the registry folder (kept after the engine exits; rotated at 2 MB)."""
+        return self.registry.log_path
 
     def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        if self._pid is None:
+            return False
+        if self._proc is not None and self._proc.pid == self._pid:
+            return self._proc.poll() is None  # also reaps it
+        return is_engine_process(self._pid, self._port or 0)
 
     def log_tail(self, chars: int = 1500) -> str:
-        if self._log is None or not self._log.exists():
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
             return ""
-        text = self._log.read_text(encoding="utf-8", errors="replace")
         return text[-chars:]
 
     # ------------------------------------------------------------------ lifecycle
 
     def url(self) -> str:
-        """Base URL (``http://127.0.0.1:PORT/v1``) of a running, healthy server; starts it if needed."""
+        """Base URL (``http://127.0.0.1:PORT/v1``) of the machine's running engine for this model:
+        the one in the registry if it is alive, else one this process starts and records."""
         with self._lock:
             if not self.alive():
-                if self._proc is not None:
-                    self.last_exit = describe_exit(self._proc.poll())
-                self._start()
+                if self._pid is not None:
+                    self.last_exit = self._how_it_ended()
+                self._acquire()
             return f"http://127.0.0.1:{self._port}/v1"
 
     def stop(self) -> None:
+        """Leave the engine: this process is no longer a client (the engine exits when it has none
+        left, after ``ARGUS_ENGINE_IDLE_S``). An engine that never became healthy is stopped here."""
         with self._lock:
-            self._terminate()
-            if self._log is not None:
-                with contextlib.suppress(OSError):
-                    self._log.unlink()
-                    self._log.parent.rmdir()
-                self._log = None
+            if self._registered is not None:
+                self._registered.unregister()
+                self._registered = None
+            self._pid = self._port = None
+            if self._proc is not None and self._proc.poll() is not None:  # reaped; a live one's handle is
+                self._proc = None  # kept, so that its fate is known if this process uses it again
 
     @contextlib.contextmanager
     def calling(self):
@@ -166,7 +187,27 @@ class ManagedServer:
             with self._lock:
                 self._in_flight -= 1
 
-    def _start(self) -> None:
+    def _how_it_ended(self) -> str:
+        if self._proc is not None and self._proc.pid == self._pid:
+            return describe_exit(self._proc.poll())
+        return "gone (it was started by another process)"
+
+    def _acquire(self) -> None:
+        """Under the registry lock: adopt the live engine of the entry, or start and record one."""
+        registry = self.registry
+        with registry.locked(timeout=self.start_timeout_s + 30) as held:
+            if not held:
+                raise EngineError(f"the engine registry {registry.lock_path} stayed locked for "
+                                  f"{self.start_timeout_s + 30:g} s (a process starting the engine hangs?)")
+            registry.register()  # before the engine starts: a fresh engine must not find itself unused
+            self._registered = registry
+            record = registry.live()
+            if record is None:
+                record = self._start(registry)
+                registry.write(record)
+            self._pid, self._port = record.pid, record.port
+
+    def _start(self, registry: Registry) -> EngineRecord:
         try:
             import llama_cpp.server.app  # noqa: F401  (fail here, with an actionable message)
         except ImportError as exc:
@@ -174,32 +215,34 @@ class ManagedServer:
                 "local models run in a llama_cpp.server process, which needs llama-cpp-python[server] "
                 f"(pip install 'llama-cpp-python[server]'): {exc}"
             ) from exc
-        if self._log is None:
-            self._log = Path(tempfile.mkdtemp(prefix="argus-engine-")) / "server.log"
+        threads = self.n_threads or usable_cores()
         last_error = ""
         for _ in range(3):  # another process may take the port between choosing and binding it
             self._port = _free_port()
             cmd = [
                 sys.executable, "-m", "argus.engine_server", "--model", self.model_path, "--alias", self.alias,
-                "--port", str(self._port), "--n-ctx", str(self.n_ctx), "--n-threads", str(self.n_threads or 0),
-                "--parent-pid", str(os.getpid()), "--log-dir", str(self._log.parent),
+                "--port", str(self._port), "--n-ctx", str(self.n_ctx), "--n-threads", str(threads),
+                "--registry-dir", str(registry.dir), "--key", registry.key, "--idle-s", f"{idle_seconds():g}",
             ]
-            with open(self._log, "a", encoding="utf-8") as fh:
-                fh.write(f"--- start {self.starts + 1}: {' '.join(cmd)}\n")
+            with registry.open_log() as fh:
+                fh.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start by pid {os.getpid()}: {' '.join(cmd)}\n")
                 fh.flush()
-                # Own session: Ctrl-C in the terminal reaches this process, which stops the
-                # server in order, instead of killing the server under a running call.
+                # Own session: Ctrl-C in a terminal reaches the clients, not the shared engine;
+                # the engine leaves when its last client is gone.
                 self._proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                              start_new_session=True)
+                                              start_new_session=True, env=engine_environment())
+            self._pid = self._proc.pid
             self.starts += 1
             ok, last_error = self._wait_healthy()
             if ok:
-                return
+                return EngineRecord(pid=self._proc.pid, port=self._port, model=self.model_path, n_ctx=self.n_ctx,
+                                    threads=threads, started=time.time())
             self._terminate()
             if "address already in use" not in self.log_tail(4000).lower():
                 break
         raise EngineError(
-            f"the local engine for {self.model_path} did not start ({last_error}); its log ends:\n{self.log_tail()}"
+            f"the local engine for {self.model_path} did not start ({last_error}); its log ({self.log_path}) ends:\n"
+            f"{self.log_tail()}"
         )
 
     def _wait_healthy(self) -> tuple[bool, str]:
@@ -218,7 +261,7 @@ class ManagedServer:
         return False, f"no answer within {self.start_timeout_s:g} s"
 
     def _terminate(self) -> None:
-        proc, self._proc = self._proc, None
+        proc, self._proc, self._pid = self._proc, None, None
         if proc is None or proc.poll() is not None:
             return
         proc.terminate()
@@ -227,6 +270,20 @@ class ManagedServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def engine_environment() -> dict[str, str]:
+    """The engine's environment: this process's, with OpenMP's threads waiting passively.
+
+    llama.cpp's CPU backend runs on OpenMP here, whose threads spin between the steps of a
+    completion by default. On a machine whose cores are busy with anything else (the argus
+    processes themselves, a test run), a spinning thread waits for a descheduled one: one
+    completion took 40 to 92 s with spinning against 12 to 14 s passive, on 2 busy cores
+    (``bench/engine_sharing.py`` has the figures on a quiet machine). ``OMP_WAIT_POLICY`` set by
+    the user wins."""
+    env = dict(os.environ)
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
 
 
 _SERVERS: dict[tuple, ManagedServer] = {}
@@ -244,7 +301,8 @@ def managed_server(model_path: str | Path, n_ctx: int = 8192, n_threads: int | N
 
 
 def stop_all() -> None:
-    """Stop every managed server of this process (registered with ``atexit``)."""
+    """Leave every engine this process uses (registered with ``atexit``); each exits once it has no
+    client left, after ``ARGUS_ENGINE_IDLE_S``."""
     with _SERVERS_LOCK:
         servers = list(_SERVERS.values())
     for s in servers:

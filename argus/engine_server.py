@@ -2,11 +2,14 @@
 
 Started by ``argus.engine.ManagedServer`` as ``python -m argus.engine_server …``; not meant to be
 run by hand (``python -m llama_cpp.server`` is the user-facing equivalent). It differs from that
-command in four ways:
+command in five ways:
 
 - it binds 127.0.0.1;
-- it exits on its own when the process that started it is gone (killed, crashed, or ended
-  without running its exit handlers), so an engine is never left behind;
+- it serves every ``argus`` process of the user that needs its model file (``argus.engine_registry``)
+  and exits ``--idle-s`` seconds after the last of them is gone, however they ended (killed,
+  crashed, or without running their exit handlers), so an engine is never left behind;
+- it computes a completion only while it holds the machine-wide compute lock, so engines of
+  different model files take turns instead of spinning against each other on the same cores;
 - the model runs on the process's main thread (the thread that loaded it), and HTTP is served
   from a second thread. ``llama_cpp.server`` runs each completion on a worker thread of the
   event loop's pool, where llama.cpp's OpenMP threads stop spinning between tokens: with a JSON
@@ -21,10 +24,12 @@ import argparse
 import asyncio
 import os
 import queue
-import shutil
 import threading
 import time
 from concurrent.futures import Future
+from pathlib import Path
+
+from argus.engine_registry import Registry, compute_turn, usable_cores
 
 _JOBS: "queue.Queue[tuple[Future, object, tuple, dict]]" = queue.Queue()
 
@@ -50,28 +55,48 @@ def _forget_previous_prompt() -> None:
         model.reset()
 
 
-def _serve_jobs() -> None:
+def _serve_jobs(registry_dir: Path) -> None:
+    """Answer the queued requests one at a time, in arrival order (each client process has at most
+    one call in flight, so processes take turns), each under the machine-wide compute lock."""
     while True:
         future, func, args, kwargs = _JOBS.get()
         if not future.set_running_or_notify_cancel():
             continue
         try:
-            _forget_previous_prompt()
-            future.set_result(func(*args, **kwargs))
+            with compute_turn(registry_dir):
+                _forget_previous_prompt()
+                result = func(*args, **kwargs)
+            future.set_result(result)
         except BaseException as exc:  # handed to the request that asked
             future.set_exception(exc)
 
 
-def _exit_with_parent(parent_pid: int, log_dir: str | None, every_s: float = 0.5) -> None:
-    def watch() -> None:
-        while True:
-            if os.getppid() != parent_pid:
-                if log_dir:  # the parent had no chance to remove it
-                    shutil.rmtree(log_dir, ignore_errors=True)
-                os._exit(0)
-            time.sleep(every_s)
+def _exit_when_unused(registry: Registry, idle_s: float, every_s: float = 0.25) -> None:
+    """Exit ``idle_s`` after the last client is gone, or at once if another engine took the entry.
 
-    threading.Thread(target=watch, name="argus-parent-watch", daemon=True).start()
+    The decision to exit is taken under the entry's lock: a process registering meanwhile either
+    registered before (and the engine stays) or finds the entry gone (and starts a new engine)."""
+    me = os.getpid()
+
+    def watch() -> None:
+        idle_since = None
+        while True:
+            time.sleep(every_s)
+            record = registry.read()
+            if record is not None and record.pid != me:
+                os._exit(0)
+            if registry.clients():
+                idle_since = None
+                continue
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since < idle_s:
+                continue
+            with registry.locked(timeout=0.5) as held:
+                if held and not registry.clients():
+                    registry.remove(me)
+                    os._exit(0)
+
+    threading.Thread(target=watch, name="argus-idle-watch", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -80,18 +105,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--alias", required=True, help="model name the server answers to")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--n-ctx", type=int, default=8192)
-    parser.add_argument("--n-threads", type=int, default=0, help="0: every core")
-    parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process is gone")
-    parser.add_argument("--log-dir", default=None, help="removed on exit after the parent is gone")
+    parser.add_argument("--n-threads", type=int, default=0, help="0: every usable core")
+    parser.add_argument("--registry-dir", required=True, help="the engine registry (argus.engine_registry)")
+    parser.add_argument("--key", required=True, help="this engine's entry in the registry")
+    parser.add_argument("--idle-s", type=float, default=5.0, help="exit this long after the last client is gone")
     args = parser.parse_args(argv)
-    if args.parent_pid:
-        _exit_with_parent(args.parent_pid, args.log_dir)
+    registry = Registry(args.key, Path(args.registry_dir))
+    _exit_when_unused(registry, args.idle_s)
 
     import llama_cpp.server.app as server_app
     import uvicorn
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    threads = args.n_threads or max(1, os.cpu_count() or 1)
+    threads = args.n_threads or usable_cores()
     server_app.run_in_threadpool = _on_main_thread  # completions (non-streaming) on the main thread
     app = server_app.create_app(
         server_settings=ServerSettings(host="127.0.0.1", port=args.port),
@@ -105,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False))
     # HTTP on a daemon thread (it installs no signal handlers there): SIGTERM ends the process
     threading.Thread(target=http.run, name="argus-http", daemon=True).start()
-    _serve_jobs()
+    _serve_jobs(registry.dir)
 
 
 if __name__ == "__main__":

@@ -629,14 +629,19 @@ class MeteredLM(dspy.LM):
         return state
 
 
+#: the URL a call answered from the cache is given: nothing listens there (port 9, discard)
+_NO_ENGINE = "http://127.0.0.1:9/v1"
+
+
 class LocalServerLM(MeteredLM):
     """``local/<model>``: a ``MeteredLM`` whose server is a managed ``llama_cpp.server`` process.
 
     Calls go through litellm's OpenAI-compatible path to the server's loopback URL, with the
     outputs' JSON Schema as ``response_format={"type": "json_object", "schema": …}`` (a llama.cpp
     grammar). If the server dies during a call, it is restarted once and the call retried; if it
-    dies again, ``EngineCrashError`` is raised. The ledger records the configured name
-    (``local/smollm2``), and the server's URL never reaches the cache key or saved state.
+    dies again, ``EngineCrashError`` is raised. A call DSPy's cache answers starts no engine. The
+    ledger records the configured name (``local/smollm2``), and the server's URL never reaches the
+    cache key or saved state.
     """
 
     def __init__(self, model: str, *, server: ManagedServer, **kwargs):
@@ -667,11 +672,28 @@ class LocalServerLM(MeteredLM):
                 f"{str(exc)[:200]}). Its log ends:\n{server.log_tail(800)}"
             ) from exc
 
+    def _cached(self, prompt, messages, kwargs: dict, asynchronous: bool = False) -> bool:
+        """Whether DSPy's response cache answers this call, so that no engine is needed for it.
+
+        Asks the cache the way DSPy's own call does (same request, same key; the server URL is not
+        part of it). Any doubt (an error, a DSPy whose internals moved) answers False: the engine
+        is then started as before."""
+        try:
+            from dspy.clients.execution import IGNORED_CACHE_KEYS, prepare
+
+            call = prepare(self, prompt, messages, kwargs, asynchronous=asynchronous)
+            return bool(call.cache) and dspy.cache.get(call.key(self, asynchronous), IGNORED_CACHE_KEYS) is not None
+        except Exception:
+            return False
+
     def __call__(self, prompt=None, *, messages=None, **kwargs):
         server = self.server
         for attempt in (1, 2):
-            url = server.url()
-            pid = server.pid
+            if attempt == 1 and self._cached(prompt, messages, kwargs):
+                url, pid = _NO_ENGINE, None  # answered from the cache; gone meanwhile: the retry starts the engine
+            else:
+                url = server.url()
+                pid = server.pid
             try:
                 with server.calling():
                     return super().__call__(prompt, messages=messages, api_base=url, **kwargs)
@@ -683,8 +705,11 @@ class LocalServerLM(MeteredLM):
 
         server = self.server
         for attempt in (1, 2):
-            url = await asyncio.to_thread(server.url)
-            pid = server.pid
+            if attempt == 1 and await asyncio.to_thread(self._cached, prompt, messages, kwargs, True):
+                url, pid = _NO_ENGINE, None
+            else:
+                url = await asyncio.to_thread(server.url)
+                pid = server.pid
             try:
                 with server.calling():
                     return await super().acall(prompt, messages=messages, api_base=url, **kwargs)

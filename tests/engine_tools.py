@@ -12,8 +12,8 @@ from typing import Callable
 from argus.engine import ManagedServer
 
 
-def engine_processes(parent_pid: int | None = None) -> list[int]:
-    """Live (non-zombie) ``argus.engine_server`` processes, optionally only those started by ``parent_pid``."""
+def engine_processes(registry_dir: str | Path | None = None) -> list[int]:
+    """Live (non-zombie) ``argus.engine_server`` processes, optionally only those of one registry folder."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -25,14 +25,22 @@ def engine_processes(parent_pid: int | None = None) -> list[int]:
             continue
         if b"argus.engine_server" not in argv or "zombie" in state:
             continue
-        if parent_pid is not None:
+        if registry_dir is not None:
             try:
-                if int(argv[argv.index(b"--parent-pid") + 1]) != parent_pid:
+                if Path(argv[argv.index(b"--registry-dir") + 1].decode()) != Path(registry_dir):
                     continue
             except (ValueError, IndexError):
                 continue
         found.append(int(entry.name))
     return found
+
+
+def known_engine_pids() -> list[int]:
+    """Pids of the engines this process's servers last used."""
+    from argus import engine
+
+    with engine._SERVERS_LOCK:
+        return [s.pid for s in engine._SERVERS.values() if s.pid is not None]
 
 
 def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:

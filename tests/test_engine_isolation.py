@@ -23,7 +23,7 @@ from argus.engine import describe_exit, stop_all
 from argus.ledger import CostLedger, ledger_context
 from argus.lm import build_lm
 from tests.conftest import PROJECT, needs_data
-from tests.engine_tools import EngineKiller, engine_processes, wait_gone
+from tests.engine_tools import EngineKiller, engine_processes, known_engine_pids, wait_gone
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +85,8 @@ def test_concurrent_documents_queue_for_the_engine_and_get_the_sequential_graphs
     for n in (1, 4):
         pipe = ArgusPipeline(_config(tmp_path / f"c{n}", concurrency=n))
         lm = pipe.lm("stage1")
-        starts = lm.server.starts  # the server object is process-wide: earlier tests started it too
+        lm.server.url()  # running (started now, or by an earlier test and still idling)
+        starts = lm.server.starts
         report = run_batch(docs, tmp_path / f"out{n}", pipeline=pipe, graphml=False)
         assert report.ok, report.errors
         graphs[n] = {d: json.loads((tmp_path / f"out{n}" / f"{d}.ekg.json").read_text())["graph"]
@@ -104,11 +105,21 @@ def _ledger_docs(out: Path) -> set[str]:
     return {json.loads(line)["doc_id"] for line in path.read_text().splitlines() if line.strip()}
 
 
+@pytest.fixture(scope="module")
+def _engines(tmp_path_factory):
+    return tmp_path_factory.mktemp("engines")
+
+
 @pytest.fixture(autouse=True)
-def _no_engine_left():
+def _no_engine_left(monkeypatch, _engines):
+    # this module's own engine registry: a killed engine here is one this process started, and
+    # engines started here leave one second after their last client
+    monkeypatch.setenv("ARGUS_ENGINE_DIR", str(_engines))
+    monkeypatch.setenv("ARGUS_ENGINE_IDLE_S", "1")
     yield
+    used = known_engine_pids()
     stop_all()
-    assert wait_gone(engine_processes(os.getpid())) == [], "an engine process was left behind"
+    assert wait_gone(used, timeout=20) == [], "an engine process was left behind"
 
 
 def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
@@ -120,7 +131,8 @@ def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
     out = tmp_path / "out"
     pipe = ArgusPipeline(_config(tmp_path))
     server = pipe.lm("stage1").server
-    starts = server.starts  # the server object is process-wide: earlier tests started it too
+    server.url()  # running (started now, or by an earlier test and still idling)
+    starts = server.starts
     killer = EngineKiller(server, armed=lambda: "doc1" in _ledger_docs(out), times=1)
     killer.start()
     try:
@@ -132,7 +144,7 @@ def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
     assert sorted(report.outputs) == ["doc1", "doc2", "doc3"]
     for doc in ("doc1", "doc2", "doc3"):
         assert (out / f"{doc}.ekg.json").exists()
-    assert server.starts == starts + 2 and server.last_exit == "killed by SIGKILL"  # started, restarted once
+    assert server.starts == starts + 1 and server.last_exit == "killed by SIGKILL"  # restarted once
     assert killer.killed[0] not in engine_processes()
     assert not (out / "errors.jsonl").exists()
 
@@ -183,9 +195,9 @@ def test_a_killed_engine_is_restarted_for_the_next_call_and_the_cache_survives_t
 
 
 @pytest.mark.parametrize("ending", ["exit", "error", "sigint", "sigterm", "sigkill"])
-def test_no_engine_outlives_its_parent(ending, tmp_path):
-    """However the parent ends — normally, on an error, Ctrl-C, SIGTERM or SIGKILL (no exit
-    handlers run for the last two) — its engine is gone right after."""
+def test_no_engine_outlives_its_last_client(ending, tmp_path):
+    """However its only client ends — normally, on an error, Ctrl-C, SIGTERM or SIGKILL (no exit
+    handlers run for the last two) — the engine is gone shortly after, and so is its registry entry."""
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(f"""
         import signal, sys, time
@@ -195,7 +207,7 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
         from argus.lm import build_lm
         lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
         lm("Say hi")
-        print(lm.server.pid, lm.server.log_path.parent, flush=True)
+        print(lm.server.pid, lm.server.registry.key, flush=True)
         if {ending!r} == "exit":
             sys.exit(0)
         if {ending!r} == "error":
@@ -205,24 +217,24 @@ def test_no_engine_outlives_its_parent(ending, tmp_path):
         for _ in range(6000):
             time.sleep(0.1)
     """))
+    engines = tmp_path / "engines"
+    env = {**os.environ, "ARGUS_ENGINE_DIR": str(engines), "ARGUS_ENGINE_IDLE_S": "1"}
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, cwd=PROJECT)
+                            text=True, cwd=PROJECT, env=env)
     try:
-        pid_text, log_text = proc.stdout.readline().split()
-        engine_pid, log_dir = int(pid_text), Path(log_text)
+        pid_text, key = proc.stdout.readline().split()
+        engine_pid = int(pid_text)
+        assert engine_processes(engines) == [engine_pid]
+        assert json.loads((engines / f"{key}.json").read_text())["pid"] == engine_pid
         signals = {"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}
         if ending in signals:
-            assert engine_pid in engine_processes(proc.pid)
             proc.send_signal(signals[ending])
-        assert log_dir.is_dir()
         code = proc.wait(timeout=60)
         # an uncaught KeyboardInterrupt ends with SIGINT, or with status 1 where a library changed the handler
         assert code in {"exit": (0,), "error": (1,), "sigint": (-2, 1), "sigterm": (-15,), "sigkill": (-9,)}[ending]
-        assert wait_gone([engine_pid], timeout=10) == []
-        deadline = time.monotonic() + 5
-        while log_dir.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not log_dir.exists(), "the engine's log folder was left behind"
+        assert wait_gone([engine_pid], timeout=15) == []
+        assert not (engines / f"{key}.json").exists(), "the registry entry of the engine was left behind"
+        assert (engines / f"{key}.log").read_text().count("start by pid") == 1  # its log is kept
     finally:
         proc.kill()
 
@@ -263,7 +275,8 @@ def test_the_test_run_survives_a_dead_engine(tmp_path):
     """))
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
                           str(tmp_path / "test_dead_engine.py")], capture_output=True, text=True, timeout=300,
-                         cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+                         cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT),
+                                           "ARGUS_ENGINE_DIR": str(tmp_path / "engines")})
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "1 failed, 1 passed" in out

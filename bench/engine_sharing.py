@@ -1,0 +1,171 @@
+"""Benchmark: several ``argus`` processes on one machine, one local engine.
+
+Runs the real CLI (``argus extract``, the default pipeline: the embedded engine) in separate
+processes, each with a fresh DSPy cache unless said otherwise, and samples ``/proc`` every 0.1 s
+for ``argus.engine_server`` processes. Phases:
+
+1. **back to back**: complaint A, then complaint B;
+2. **concurrent**: A and B started together; the wall time until both are done, ÷ phase 1;
+3. **a third process**: A and B started together, C started 3 s later; the engine processes seen
+   (distinct pids, and the most alive at once);
+4. **cached re-run**: the demo complaint into a cache, then again with the same cache (after the
+   first run's engine has exited): its wall time and the engine processes seen during it.
+
+``--checkout DIR`` runs another checkout's code (``PYTHONPATH=DIR``), e.g. the commit before the
+shared engine, for the before/after table:
+
+    git worktree add /tmp/before <commit> && python bench/engine_sharing.py --checkout /tmp/before
+    python bench/engine_sharing.py
+
+Never run it beside another engine: the figures are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def engine_pids() -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if b"argus.engine_server" in argv and state not in ("Z", "X"):
+            found.add(int(entry.name))
+    return found
+
+
+class Sampler(threading.Thread):
+    """Engine processes seen while it runs: distinct pids and the most alive at once."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: set[int] = set()
+        self.most = 0
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            now = engine_pids()
+            self.seen |= now
+            self.most = max(self.most, len(now))
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.join()
+
+
+class Runner:
+    def __init__(self, checkout: Path, work: Path):
+        self.checkout, self.work = checkout, work
+        self.env = {**os.environ, "PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1",
+                    "ARGUS_ENGINE_DIR": str(work / "engines")}
+        self.n = 0
+
+    def start(self, doc: Path, cache: Path | None = None) -> subprocess.Popen:
+        self.n += 1
+        out = self.work / f"out{self.n}"
+        cache = cache or self.work / f"cache{self.n}"
+        cmd = [sys.executable, "-c", "from argus.cli import main; main()", "extract", str(doc), "--out", str(out),
+               "--cache-dir", str(cache), "--no-graphml"]
+        return subprocess.Popen(cmd, cwd=self.checkout, env=self.env, stdout=subprocess.DEVNULL,
+                                stderr=open(self.work / f"run{self.n}.log", "w"))
+
+    @staticmethod
+    def wait(*procs: subprocess.Popen) -> None:
+        for p in procs:
+            if p.wait() != 0:
+                raise SystemExit(f"an extraction failed (exit {p.returncode}); see its log under the work folder")
+
+
+def quiet(timeout: float = 60.0) -> None:
+    """Wait until no engine process runs (an idle engine exits after ARGUS_ENGINE_IDLE_S)."""
+    deadline = time.monotonic() + timeout
+    while engine_pids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if engine_pids():
+        raise SystemExit(f"engine processes still running: {sorted(engine_pids())}; the benchmark needs a quiet machine")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkout", type=Path, default=PROJECT, help="the code to run (default: this checkout)")
+    ap.add_argument("--docs", nargs=3, default=["nysd-1-24-cv-03572", "kyed-5-23-cv-00318", "rid-1-23-cv-00412"],
+                    help="three dev complaints: A, B and the third process's")
+    args = ap.parse_args()
+    sys.path.insert(0, str(PROJECT))
+    from argus.paths import complaints_dir
+
+    a, b, c = (complaints_dir("dev") / d / "complaint.txt" for d in args.docs)
+    demo = PROJECT / "datasets" / "demo" / "complaint.txt"
+    quiet(5)
+    work = Path(tempfile.mkdtemp(prefix="argus-bench-engine-"))
+    run = Runner(args.checkout.resolve(), work)
+    rows: list[tuple[str, str]] = []
+    try:
+        t0 = time.perf_counter()
+        Runner.wait(run.start(a))
+        Runner.wait(run.start(b))
+        back_to_back = time.perf_counter() - t0
+        rows.append(("back to back, A then B (s)", f"{back_to_back:.1f}"))
+        quiet()
+
+        sampler = Sampler()
+        sampler.start()
+        t0 = time.perf_counter()
+        Runner.wait(run.start(a), run.start(b))
+        concurrent = time.perf_counter() - t0
+        sampler.stop()
+        rows.append(("concurrent, A and B (s)", f"{concurrent:.1f}"))
+        rows.append(("concurrent ÷ back to back", f"{concurrent / back_to_back:.2f}"))
+        rows.append(("engine processes seen (concurrent)", f"{len(sampler.seen)} (at most {sampler.most} at once)"))
+        quiet()
+
+        sampler = Sampler()
+        sampler.start()
+        first = [run.start(a), run.start(b)]
+        time.sleep(3.0)
+        third = run.start(c)
+        Runner.wait(*first, third)
+        sampler.stop()
+        rows.append(("engine processes seen with a third process", f"{len(sampler.seen)} (at most {sampler.most} at once)"))
+        quiet()
+
+        cache = work / "demo-cache"
+        Runner.wait(run.start(demo, cache))
+        quiet()
+        sampler = Sampler()
+        sampler.start()
+        t0 = time.perf_counter()
+        Runner.wait(run.start(demo, cache))
+        cached = time.perf_counter() - t0
+        sampler.stop()
+        rows.append(("cached re-run of the demo (s)", f"{cached:.1f}"))
+        rows.append(("engine processes seen (cached re-run)", str(len(sampler.seen))))
+    finally:
+        quiet()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"code: {args.checkout.resolve()}  ({os.cpu_count()} cores)")
+    print("| figure | value |\n|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
+if __name__ == "__main__":
+    main()
