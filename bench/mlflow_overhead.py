@@ -1,12 +1,13 @@
 """What MLflow tracking costs a campaign: the test campaign of ``tests/test_campaign.py`` (2 trials, the
 simulated LM, one validation and one test document) run with and without ``tracking.mlflow``.
 
-Runs alternate (without, with, without, …) after one untimed warm-up run, each in a fresh run and
-compiled folder (and, with tracking, its own experiment), all in this process. Printed: each run's
-wall seconds, the mean of each kind and their difference, and how long the tracked runs waited on the
-tracker itself: at the start (``CampaignTracker.connect``: experiment and parent run) and at the end
-(``CampaignTracker.finish``: the queued calls, the report and the artifacts). Importing mlflow, which a
-tracked campaign does once per process, is timed apart in a fresh interpreter.
+Each run is a fresh process (as ``argus optimize`` is: nothing cached in memory, mlflow imported by
+the tracked runs) with a fresh run and compiled folder and, with tracking, its own experiment. Runs
+alternate (without, with, without, …) after one untimed warm-up run of each kind. Printed: each run's
+wall seconds of ``Campaign.run`` (from the run's start to its result, the import of mlflow included),
+the mean of each kind and their difference, and how long the tracked runs waited on the tracker
+itself: at the start (``open_tracker``: importing mlflow, the experiment and the parent run) and at the
+end (``CampaignTracker.finish``: the queued calls, the report and the artifacts).
 
     python bench/mlflow_overhead.py [--mlflow URI] [--repeats 3]
 
@@ -16,6 +17,7 @@ Without ``--mlflow`` a server is started on loopback for the measurement (``test
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -28,78 +30,92 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def import_seconds() -> float:
-    code = ("import time; t = time.perf_counter(); from mlflow.tracking import MlflowClient; "
-            "print(time.perf_counter() - t)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+def one_run(uri: str | None) -> dict:
+    """One campaign in this process: its seconds and, when tracked, the tracker's waits."""
+    from rich.console import Console
+
+    from optimizers import campaign, tracking
+    from optimizers.campaign import Campaign, CampaignConfig
+    from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
+    from tests.test_campaign import CAMPAIGN
+
+    waits = {"open": 0.0, "finish": 0.0}
+    open_tracker, finish = campaign.open_tracker, tracking.CampaignTracker.finish
+
+    def timed_open(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return open_tracker(*a, **k)
+        finally:
+            waits["open"] += time.perf_counter() - t0
+
+    def timed_finish(self, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return finish(self, *a, **k)
+        finally:
+            waits["finish"] += time.perf_counter() - t0
+
+    campaign.open_tracker, tracking.CampaignTracker.finish = timed_open, timed_finish
+    tmp = Path(tempfile.mkdtemp(prefix="argus-bench-mlflow-"))
+    tracked = {"tracking": {"mlflow": uri, "experiment": f"bench-{uuid.uuid4().hex[:8]}"}} if uri else {}
+    cfg = CampaignConfig(**{**CAMPAIGN, **tracked})
+    engine = SimulatedEngine()
+    with open("/dev/null", "w") as devnull:
+        t0 = time.perf_counter()
+        result = Campaign(cfg, tmp / "run", tmp / "compiled", lm_builder=simulated_lm_builder(engine),
+                          console=Console(file=devnull)).run()
+        seconds = time.perf_counter() - t0
+    assert result.frontier and not result.stopped, result.stopped
+    return {"seconds": seconds, **waits, "calls": result.calls}
+
+
+def spawn(uri: str | None) -> dict:
+    args = [sys.executable, __file__, "--one"] + (["--mlflow", uri] if uri else [])
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlflow", help="tracking URI (default: start a server on loopback)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of each kind")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # one run in this process (JSON line)
     args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one_run(args.mlflow)))
+        return
 
-    from rich.console import Console
-
-    from optimizers import tracking
-    from optimizers.campaign import Campaign, CampaignConfig
     from tests.mlflow_server import MlflowServer
-    from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
-    from tests.test_campaign import CAMPAIGN
-
-    waits: dict[str, list[float]] = {"connect": [], "finish": []}
-    for name in waits:
-        original = getattr(tracking.CampaignTracker, name)
-
-        def timed(self, *a, _original=original, _name=name, **k):
-            t0 = time.perf_counter()
-            try:
-                return _original(self, *a, **k)
-            finally:
-                waits[_name].append(time.perf_counter() - t0)
-
-        setattr(tracking.CampaignTracker, name, timed)
 
     server = None
     uri = args.mlflow
     if not uri:
         server = MlflowServer(Path(tempfile.mkdtemp(prefix="argus-mlflow-bench-"))).start()
         uri = server.uri
-    seconds: dict[str, list[float]] = {"without": [], "with": []}
+    runs: dict[str, list[dict]] = {"without": [], "with": []}
     try:
-        def run(kind: str) -> float:
-            tmp = Path(tempfile.mkdtemp(prefix=f"argus-bench-{kind}-"))
-            experiment = f"bench-{uuid.uuid4().hex[:8]}"
-            cfg = CampaignConfig(**{**CAMPAIGN, **({"tracking": {"mlflow": uri, "experiment": experiment}}
-                                                   if kind == "with" else {})})
-            t0 = time.perf_counter()
-            result = Campaign(cfg, tmp / "run", tmp / "compiled", lm_builder=simulated_lm_builder(SimulatedEngine()),
-                              console=Console(file=open("/dev/null", "w"))).run()
-            took = time.perf_counter() - t0
-            assert result.frontier and not result.stopped, result.stopped
-            return took
-
-        run("without")  # warm-up: imports, the encoder, the data
+        spawn(None), spawn(uri)  # warm-up: the OS file cache, the server's first requests
         for i in range(args.repeats):
             for kind in ("without", "with"):
-                took = run(kind)
-                seconds[kind].append(took)
-                print(f"run {i + 1} {kind:>7} tracking: {took:6.2f} s", flush=True)
+                r = spawn(uri if kind == "with" else None)
+                runs[kind].append(r)
+                extra = f" (waited: start {r['open']:.2f} s, end {r['finish']:.2f} s)" if kind == "with" else ""
+                print(f"run {i + 1} {kind:>7} tracking: {r['seconds']:6.2f} s, {r['calls']} LM calls{extra}",
+                      flush=True)
     finally:
         if server is not None:
             server.stop()
-    mean = {k: statistics.mean(v) for k, v in seconds.items()}
-    sd = {k: statistics.stdev(v) if len(v) > 1 else 0.0 for k, v in seconds.items()}
+    mean = {k: statistics.mean(r["seconds"] for r in v) for k, v in runs.items()}
+    sd = {k: statistics.stdev(r["seconds"] for r in v) if len(v) > 1 else 0.0 for k, v in runs.items()}
     print(f"without tracking: {mean['without']:.2f} ± {sd['without']:.2f} s; with: {mean['with']:.2f} ± "
           f"{sd['with']:.2f} s; difference {mean['with'] - mean['without']:+.2f} s "
           f"({(mean['with'] / mean['without'] - 1) * 100:+.1f} %), {args.repeats} runs each")
-    # the first tracked run also imports mlflow (before connect): in its wall seconds, timed apart below
-    print(f"waited on the tracker per tracked run: connect {statistics.mean(waits['connect']):.2f} s "
-          f"(max {max(waits['connect']):.2f}), finish {statistics.mean(waits['finish']):.2f} s "
-          f"(max {max(waits['finish']):.2f})")
-    print(f"importing mlflow (once per process, a fresh interpreter): {import_seconds():.2f} s")
+    start, end = (statistics.mean(r[k] for r in runs["with"]) for k in ("open", "finish"))
+    print(f"the tracked runs waited on the tracker: at the start {start:.2f} s (mlflow's import included), at the "
+          f"end {end:.2f} s (means)")
 
 
 if __name__ == "__main__":

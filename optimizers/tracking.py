@@ -57,14 +57,16 @@ FLUSH_S = 60.0
 """The longest a campaign waits at its end for queued tracking calls."""
 MAX_FAILURES = 3
 """Failed tracking calls in a row after which the tracker gives up for this run."""
-HTTP_DEFAULTS = {
+CLIENT_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
 }
 """MLflow client settings unless the environment sets them: a dead server costs seconds, not minutes
-(MLflow's defaults retry for minutes), and MLflow never prints a run URL (which holds the URI)."""
+(MLflow's defaults retry for minutes), MLflow never prints a run URL (which holds the URI), and it
+sends no usage telemetry of its own."""
 VAL_METRICS = ("quality", "cost_usd", "tokens", "latency_s")
 TEST_METRICS = ("quality", "cost_usd", "tokens")
 _PARAM_VALUE_MAX = 6000  # MLflow's limit on a param value
@@ -112,13 +114,13 @@ def open_tracker(config, art: Artifacts, *, worker: str, storage_url: str | None
 
 def _client(uri: str):
     """An ``MlflowClient`` for ``uri``; ``ConfigError`` naming the extra when mlflow is not installed."""
+    for name, value in CLIENT_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     try:
         import mlflow  # noqa: F401 - the package itself, so a missing or broken install fails here
         from mlflow.tracking import MlflowClient
     except ImportError as exc:
         raise ConfigError(f"MLflow tracking ({redact_url(uri)}) needs mlflow: {INSTALL_HINT} ({exc})") from None
-    for name, value in HTTP_DEFAULTS.items():
-        os.environ.setdefault(name, value)
     return MlflowClient(tracking_uri=uri)
 
 

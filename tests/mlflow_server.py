@@ -54,7 +54,8 @@ class MlflowServer:
     def start(self) -> "MlflowServer":
         self.folder.mkdir(parents=True, exist_ok=True)
         log = open(self.folder / "server.log", "ab")
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # its litellm import: no fetch over the network
+        # no fetch over the network: its litellm import's price map, MLflow's own telemetry
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true"}
         self.proc = subprocess.Popen(
             [mlflow_command(), "server", "--backend-store-uri", f"sqlite:///{self.folder / 'mlflow.db'}",
              "--artifacts-destination", str(self.folder / "artifacts"), "--serve-artifacts",
