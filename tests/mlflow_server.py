@@ -79,15 +79,20 @@ class MlflowServer:
         return path.read_text(errors="replace")[-n:] if path.exists() else ""
 
     def stop(self) -> None:
-        """Stop the server and the worker processes it started (its own process group)."""
+        """Stop the server and the worker processes it started (its own process group; what lingers after
+        5 s is killed)."""
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, signal.SIGTERM)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            pass
+        try:
             os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
 
     def __enter__(self) -> "MlflowServer":
         return self.start()
