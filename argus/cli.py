@@ -229,6 +229,9 @@ def optimize_command(
         "workers of the campaign, on this machine or others (default: a journal file in the run directory)"),
     num_threads: Optional[int] = typer.Option(
         None, "--num-threads", min=1, help="Documents / examples evaluated at once (default: concurrency.num_threads)"),
+    mlflow: Optional[str] = typer.Option(
+        None, "--mlflow", help="MLflow tracking URI (http://127.0.0.1:5000): one parent run for the campaign, a child "
+        "run per trial (overrides tracking.mlflow; pip install 'argus-kg[track]')"),
 ):
     """Run (or resume) an optimization campaign: GEPA + Optuna, quality–cost frontier in compiled/."""
     from argus.errors import ArgusError
@@ -236,7 +239,7 @@ def optimize_command(
 
     try:
         result = run_campaign(campaign, run_root=run_root, compiled_root=compiled, storage=storage,
-                              num_threads=num_threads)
+                              num_threads=num_threads, mlflow=mlflow)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)

@@ -63,6 +63,9 @@ class FrontierAssembly:
         self.spend_summary = spend_summary
         self.first_trial_done = first_trial_done
         self.estimate = estimate
+        #: what the last frontier written holds: (validation, test evaluation) of each member, and the
+        #: hypervolume history (``optimizers.tracking`` logs them)
+        self.written: tuple[list[tuple[CandidateEval, CandidateEval | None]], list] = ([], [])
 
     # -------------------------------------------------------------- objectives fixed once
     def objective(self) -> dict:
@@ -183,7 +186,7 @@ class FrontierAssembly:
         constraints = Constraints(max_cost_per_doc=self.config.budget.max_cost_per_doc)
         reference = obj.get("reference")
         ff = build_frontier_file(self.config.name, candidates, senses, constraints, reference=reference)
-        members = []
+        members, written = [], []
         for member_id in ff.members:
             ev = by_key[member_id]
             found = self.art.get(f"evals/test-{ev.key}.json")
@@ -195,6 +198,7 @@ class FrontierAssembly:
                                      self.quality(ev.settings.get("judge_model")), ledger)
                 spend.record(iteration, "test", start)
             members.append(manifest(ev, test))
+            written.append((ev, test))
         members = flag_val_only_wins(members, senses, constraints)
         self.compiled_dir.mkdir(parents=True, exist_ok=True)
         for m in members:
@@ -204,6 +208,7 @@ class FrontierAssembly:
                                    "reference": reference or ff.reference})
         write_frontier(self.compiled_dir, ff)
         write_json_atomic(self.run_dir / "hypervolume.json", [h.model_dump() for h in ff.hypervolume_history], indent=1)
+        self.written = (written, list(ff.hypervolume_history))
 
     # -------------------------------------------------------------- a member
     def _aux_for(self, settings: dict) -> list[dict]:

@@ -40,6 +40,10 @@ processes, on one machine or many, run the trials of one campaign through Optuna
 finished work is shared in the storage, and every worker writes the same frontier (see
 ``optimizers.scheduler``).
 
+Tracking (``tracking.mlflow`` / ``--mlflow URI``, off by default): ``optimizers.tracking`` logs the
+campaign to MLflow — a parent run, a child run per trial, the frontier as artifacts — without ever
+holding it up.
+
 The code is in three parts, which :meth:`Campaign.run` orchestrates:
 
 - ``optimizers.scheduler`` — the study, which trial a worker runs next (claims, heartbeats, stale
@@ -80,6 +84,7 @@ from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_ca
 from optimizers.scheduler import Scheduler, WorkerSpend, ctrl_c_stops
 from optimizers.search import TrialSearch, aux_programs, design_programs, reflection_fallback
 from optimizers.storage import Artifacts, content_hash, redact_url
+from optimizers.tracking import open_tracker
 
 
 @dataclass
@@ -149,7 +154,10 @@ class Campaign:
         t_start = time.monotonic()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "evals").mkdir(exist_ok=True)
-        write_json_atomic(self.run_dir / "campaign.json", cfg.model_dump(mode="json"), indent=1)
+        record = cfg.model_dump(mode="json")
+        if cfg.tracking.mlflow:
+            record["tracking"]["mlflow"] = redact_url(cfg.tracking.mlflow)
+        write_json_atomic(self.run_dir / "campaign.json", record, indent=1)
         configure_cache(self.run_dir / "cache")
         study = scheduler.open_study()
         if rdb:
@@ -189,9 +197,14 @@ class Campaign:
             + (f"; worker {self.worker} on {redact_url(self.storage_url)}" if rdb else "")
         )
         self._chunk_metric()  # a bad metric or judge configuration fails here, before any LM call
+        # missing mlflow or a tracking server that cannot be reached fails here too
+        tracker = open_tracker(cfg, self._art, worker=self.worker, storage_url=self.storage_url)
+        if tracker.where:
+            self.console.print(f"tracked in {tracker.where}")
         if not rdb:
             scheduler.recover(study)
         done = scheduler.done(study, plan)
+        tracker.resume(done, assembly.evaluations)
         claimed: int | None = None  # the trial this worker runs: released (queued again) if it does not finish
         with ctrl_c_stops(stop):
             try:
@@ -216,6 +229,7 @@ class Campaign:
                         settings = scheduler.settings(trial)
                         iteration = position + 1
                         progress.update(task, note=f"trial {iteration}: {_short_settings(settings)}")
+                        tracker.trial_started(iteration, settings)
                         with scheduler.heartbeat(study, claimed):
                             evals = search.run(iteration, settings, splits, ledger, spend, stop)
                         if stop.check():
@@ -223,10 +237,12 @@ class Campaign:
                             break
                         scheduler.finish(study, trial, evals, objective["cost_key"])
                         claimed = None
+                        tracker.trial_finished(iteration, evals)
                         if not evals:
                             break
                         done = scheduler.done(study, plan)
                         assembly.update(splits, ledger, spend, stop, iteration=len(done), wait=False)
+                        tracker.frontier_written(*assembly.written)
                         progress.update(task, completed=len(done), note="")
             except KeyboardInterrupt:
                 stop.interrupted = True
@@ -237,6 +253,7 @@ class Campaign:
             finally:
                 if claimed is not None:  # stopped or failed mid-trial: its position is queued again now
                     scheduler.release(study, claimed)
+                    tracker.trial_stopped(position + 1)
         done = scheduler.done(study, plan)
         # the frontier reflects every finished evaluation (of every worker); after a stop no new deployment runs
         try:  # after a stop, not behind another worker's test deployments: that worker writes the frontier
@@ -250,6 +267,8 @@ class Campaign:
             stop.failed = True
             stop.reason = stop.reason or f"finalization failed: {type(exc).__name__}: {exc}"
         scheduler.status(phase="stopped" if stop.reason else "done", reason=stop.reason, trials_done=len(done))
+        tracker.frontier_written(*assembly.written)
+        tracker.finish(self.compiled_dir, "FAILED" if stop.failed else "KILLED" if stop.reason else "FINISHED")
         evals = assembly.evaluations("val")
         frontier_path = self.compiled_dir / "frontier.json"
         members = json.loads(frontier_path.read_text())["members"] if frontier_path.exists() else []
@@ -443,9 +462,11 @@ def _short_settings(settings: dict) -> str:
 
 def run_campaign(path: str | Path, *, run_root: str | Path = "runs/campaigns", compiled_root: str | Path = "compiled",
                  lm_builder: LMBuilder | None = None, storage: str | None = None, worker: str | None = None,
-                 num_threads: int | None = None) -> CampaignResult:
+                 num_threads: int | None = None, mlflow: str | None = None) -> CampaignResult:
     """Run (or resume) the campaign file ``path``; with ``storage`` (an SQLAlchemy URL) as one of its
-    workers (see the module docstring)."""
+    workers (see the module docstring); ``mlflow``: a tracking URI that overrides ``tracking.mlflow``."""
     cfg = CampaignConfig.load(path)
+    if mlflow:
+        cfg = cfg.model_copy(update={"tracking": cfg.tracking.model_copy(update={"mlflow": mlflow})})
     return Campaign(cfg, Path(run_root) / cfg.name, compiled_root, lm_builder=lm_builder, storage=storage,
                     worker=worker, num_threads=num_threads).run()

@@ -95,6 +95,14 @@ class ConcurrencySpec(_Strict):
         "workers run the last open trials")
 
 
+class TrackingSpec(_Strict):
+    mlflow: str | None = Field(
+        default=None, description="MLflow tracking URI (e.g. http://127.0.0.1:5000): log the campaign there, one "
+        "parent run and a child run per trial (optimizers.tracking; pip install 'argus-kg[track]'). None: off. "
+        "`argus optimize --mlflow URI` sets it. A password in it is never printed or recorded")
+    experiment: str = Field(default="argus-campaigns", min_length=1, description="The MLflow experiment of the runs")
+
+
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     programs: list[Literal["stage1", "stage2", "sentence_events", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
@@ -118,6 +126,9 @@ class CampaignConfig(_Strict):
         description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "
         "chunking.max_sentences, merge.max_pairs); recorded in each member, so `argus extract --frontier` "
         "runs the same configuration")
+    tracking: TrackingSpec = Field(
+        default_factory=TrackingSpec, description="Experiment tracking (off by default); not part of what workers "
+        "sharing a storage must agree on")
     seed: int = 0
 
     @classmethod

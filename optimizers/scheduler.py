@@ -179,7 +179,7 @@ class Scheduler:
 
     def fingerprint(self) -> str:
         """What makes two campaign files the same campaign for workers sharing a storage: everything but
-        the threads, the wall clock, the USD budget, the estimate's pace and the models' servers."""
+        the threads, the wall clock, the USD budget, the estimate's pace, the models' servers and tracking."""
         def drop(obj):
             if isinstance(obj, dict):
                 return {k: drop(v) for k, v in obj.items() if k not in ("api_base", "api_key", "base_url")}
@@ -187,6 +187,7 @@ class Scheduler:
 
         data = self.config.model_dump(mode="json")
         data.pop("concurrency", None)
+        data.pop("tracking", None)
         for k in ("wall_clock_s", "max_usd", "seconds_per_call"):
             data["budget"].pop(k, None)
         data["models"] = drop(data["models"])

@@ -55,10 +55,20 @@ def requeue_trial(study, trial) -> None:
     study.enqueue_trial(dict(params), user_attrs={POSITION: pos, "argus:retry_of": trial.number}, skip_if_exists=False)
 
 
-@contextlib.contextmanager
+SCHEMA_LOCK = 727372616  #: advisory lock: creating Optuna's tables
+TRACKING_LOCK = 727372617  #: advisory lock: finding or creating the campaign's MLflow parent run
+
+
 def schema_lock(url: str):
     """Workers starting together on an empty PostgreSQL database create Optuna's tables one at a time (a
     session-level advisory lock); other databases rely on ``schema_race`` retries."""
+    return advisory_lock(url, SCHEMA_LOCK)
+
+
+@contextlib.contextmanager
+def advisory_lock(url: str, key: int):
+    """Hold PostgreSQL's session-level advisory lock ``key`` for the block, so that workers do one thing one
+    at a time; on other databases no lock is taken."""
     if not url.startswith("postgresql"):
         yield
         return
@@ -68,11 +78,11 @@ def schema_lock(url: str):
     engine = sqlalchemy.create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as conn:
-            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(727372616)"))
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), {"key": key})
             try:
                 yield
             finally:
-                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(727372616)"))
+                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:key)"), {"key": key})
     finally:
         engine.dispose()
 

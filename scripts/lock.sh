@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate requirements.lock: every dependency of pyproject.toml (with the dev, scale, gemma and docs extras) pinned to
+# Regenerate requirements.lock: every dependency of pyproject.toml (with the dev, scale, gemma, docs and track extras) pinned to
 # one version, with hashes, for CPython 3.11 on Linux x86_64 (the platform CI runs on).
 #
 # torch is left out of the lock: it is installed first, on its own (`pip install torch==2.13.0`),
@@ -14,6 +14,6 @@ TORCH_WHEELS="${TORCH_WHEELS:-$( [ -d /opt/wheels ] && echo /opt/wheels || echo 
 constraints="$(mktemp)"
 trap 'rm -f "$constraints"' EXIT
 echo "torch==2.13.0+cpu" > "$constraints"
-uv pip compile pyproject.toml --extra dev --extra scale --extra gemma --extra docs --generate-hashes --python-version 3.11 \
+uv pip compile pyproject.toml --extra dev --extra scale --extra gemma --extra docs --extra track --generate-hashes --python-version 3.11 \
   --python-platform x86_64-manylinux_2_28 --find-links "$TORCH_WHEELS" --constraint "$constraints" \
   --no-emit-package torch --custom-compile-command "scripts/lock.sh" -o requirements.lock "$@"
