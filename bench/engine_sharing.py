@@ -1,8 +1,9 @@
 """Benchmark: several ``argus`` processes on one machine, one local engine.
 
-Runs the real CLI (``argus extract``, the default pipeline: the embedded engine) in separate
-processes, each with a fresh DSPy cache unless said otherwise, and samples ``/proc`` every 0.1 s
-for ``argus.engine_server`` processes. Phases:
+Runs the real CLI (``argus extract --design chunked``: every chunk goes to the embedded engine;
+the sentence design calls no model with the embedded engine) in separate processes, each with a
+fresh DSPy cache unless said otherwise, and samples ``/proc`` every 0.1 s for
+``argus.engine_server`` processes. Phases:
 
 1. **back to back**: complaint A, then complaint B;
 2. **concurrent**: A and B started together; the wall time until both are done, ÷ phase 1;
@@ -72,8 +73,8 @@ class Sampler(threading.Thread):
 
 
 class Runner:
-    def __init__(self, checkout: Path, work: Path):
-        self.checkout, self.work = checkout, work
+    def __init__(self, checkout: Path, work: Path, design: str):
+        self.checkout, self.work, self.design = checkout, work, design
         self.env = {**os.environ, "PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1",
                     "ARGUS_ENGINE_DIR": str(work / "engines")}
         self.n = 0
@@ -83,7 +84,7 @@ class Runner:
         out = self.work / f"out{self.n}"
         cache = cache or self.work / f"cache{self.n}"
         cmd = [sys.executable, "-c", "from argus.cli import main; main()", "extract", str(doc), "--out", str(out),
-               "--cache-dir", str(cache), "--no-graphml"]
+               "--cache-dir", str(cache), "--no-graphml", "--design", self.design]
         return subprocess.Popen(cmd, cwd=self.checkout, env=self.env, stdout=subprocess.DEVNULL,
                                 stderr=open(self.work / f"run{self.n}.log", "w"))
 
@@ -108,6 +109,7 @@ def main() -> None:
     ap.add_argument("--checkout", type=Path, default=PROJECT, help="the code to run (default: this checkout)")
     ap.add_argument("--docs", nargs=3, default=["nysd-1-24-cv-03572", "kyed-5-23-cv-00318", "rid-1-23-cv-00412"],
                     help="three dev complaints: A, B and the third process's")
+    ap.add_argument("--design", default="chunked", choices=["chunked", "sentence"])
     args = ap.parse_args()
     sys.path.insert(0, str(PROJECT))
     from argus.paths import complaints_dir
@@ -116,7 +118,7 @@ def main() -> None:
     demo = PROJECT / "datasets" / "demo" / "complaint.txt"
     quiet(5)
     work = Path(tempfile.mkdtemp(prefix="argus-bench-engine-"))
-    run = Runner(args.checkout.resolve(), work)
+    run = Runner(args.checkout.resolve(), work, args.design)
     rows: list[tuple[str, str]] = []
     try:
         t0 = time.perf_counter()
