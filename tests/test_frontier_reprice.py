@@ -248,3 +248,14 @@ def test_a_candidate_without_a_manifest_cannot_join(campaign_dir, tmp_path):
     reprice_frontier(campaign_dir, write_price_file(tmp_path / "c.yaml", {**PRICES_A, "acme/mid": (30.0, 60.0)}))
     rows = {r.id: r for r in Frontier.load(campaign_dir).file.all_candidates}
     assert rows["mid"].cost_usd == pytest.approx((1000 * 30 + 100 * 60) / 1e6) and not rows["mid"].on_frontier
+
+
+def test_extract_frontier_max_cost_deploys_the_repriced_choice(campaign_dir, tmp_path):
+    """`argus extract --frontier DIR --max-cost` selects on the repriced figures (the run itself is cut short:
+    its only input is missing, so no model is called)."""
+    reprice_frontier(campaign_dir, write_price_file(tmp_path / "b.yaml", PRICES_B))
+    res = CliRunner().invoke(app, ["extract", str(tmp_path / "missing.txt"), "--frontier", str(campaign_dir),
+                                   "--max-cost", "0.005", "--strategy", "max_quality", "--out", str(tmp_path / "o"),
+                                   "--cache-dir", str(tmp_path / "cache")])
+    assert res.exit_code == 1, res.output  # the missing input fails; the member was chosen and built
+    assert "frontier member mid:" in res.output and "$0.002400 per document" in res.output
