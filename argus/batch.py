@@ -19,17 +19,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from argus.config import ArgusConfig
 from argus.errors import ArgusError, ConfigError
-from argus.export import write_ekg
 from argus.io import append_jsonl_line, write_text_atomic
 from argus.ledger import CostLedger, LedgerEntry
 from argus.schema import DocumentEKG
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 SUMMARY_COLUMNS = [
     "doc_id", "status", "sentences", "facts", "chunks", "entities", "events", "temporal_edges",
@@ -171,6 +173,9 @@ class BatchWriter:
                 self.console.print(f"[red]{result.doc_id}: unexpected {result.error['error']}: "
                                    f"{result.error['message'][:300]}[/red]")
             return
+        # networkx comes with it: imported when a graph is written, not when the CLI starts a run
+        from argus.export import write_ekg
+
         ekg = result.ekg
         paths_written = write_ekg(ekg, self.out, graphml=self.graphml)
         self._rows[result.index] = summary_row(ekg, result.seconds)
@@ -201,6 +206,14 @@ def pending_sources(paths, out: Path, skip_existing: bool, console: Console) -> 
 
 
 def batch_progress(console: Console) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TextColumn("{task.fields[doc]}"), console=console, transient=False)
 

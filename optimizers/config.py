@@ -139,6 +139,27 @@ class CampaignConfig(_Strict):
         except ValidationError as exc:
             raise ConfigError(f"campaign file {path}: {exc}") from exc
 
+    def model_uses(self) -> list[tuple[str, LMSpec]]:
+        """Every model a trial may call, with what uses it (``argus.preflight``): each task model in every stage
+        a member fixes (Stage 2 its own models when the space lists them), the QA program's model when it evolves,
+        the reflection models and, when the metric weighs a judge, the judge models."""
+        from argus.config import ArgusConfig
+        from optimizers.deploy import MEMBER_STAGES
+
+        uses = []
+        for model in self.space.task_model:
+            uses += [(stage, self.lm_spec(model)) for stage in MEMBER_STAGES
+                     if stage != "stage2" or not self.space.stage2_model]
+        uses += [("stage2", self.lm_spec(m)) for m in self.space.stage2_model or []]
+        if "qa" in self.programs:  # the deployed pipeline's QA stage: the campaign's defaults over the configuration
+            defaults = {f"lm.stages.qa.{k}": v for k, v in self.models.defaults.items()}
+            uses.append(("qa", ArgusConfig.load(None, {**defaults, **self.pipeline}).lm.for_stage("qa")))
+        uses += [("reflection", self.lm_spec(m)) for m in self.space.reflection_model or [self.models.reflection]]
+        if self.metric.weights.get("judge", 0) > 0:
+            judges = self.space.judge_model or ([self.models.judge] if self.models.judge is not None else [])
+            uses += [("judge", self.lm_spec(m)) for m in judges]
+        return uses
+
     def lm_spec(self, model: str | dict, **overrides) -> LMSpec:
         data = dict(self.models.defaults)
         data.update({"model": model} if isinstance(model, str) else dict(model))

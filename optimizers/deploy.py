@@ -78,6 +78,15 @@ def load_member_programs(member_dir: Path, max_retries: int):
     return programs
 
 
+def member_config(settings: dict, *, config_path: str | Path | None = None,
+                  overrides: dict | None = None) -> ArgusConfig:
+    """The configuration a member (or candidate) with these settings runs under: ``overrides`` (dotted) first,
+    the member's settings winning over them, on the user's config file."""
+    o = dict(overrides or {})
+    o.update(member_overrides(settings))
+    return ArgusConfig.load(config_path, o)
+
+
 def pipeline_for(settings: dict, *, instructions: dict[str, str] | None = None, member_dir: str | Path | None = None,
                  config_path: str | Path | None = None, overrides: dict | None = None, lm_builder=None,
                  classifier=None):
@@ -88,9 +97,7 @@ def pipeline_for(settings: dict, *, instructions: dict[str, str] | None = None, 
     """
     from argus.pipeline import ArgusPipeline
 
-    o = dict(overrides or {})
-    o.update(member_overrides(settings))
-    cfg = ArgusConfig.load(config_path, o)
+    cfg = member_config(settings, config_path=config_path, overrides=overrides)
     if member_dir is not None:
         programs = load_member_programs(Path(member_dir), cfg.extraction.max_retries)
     else:

@@ -30,6 +30,7 @@ from argus.engine import EngineCrashError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from metrics.quality import DocumentQuality, cost_of
+from optimizers.frontier.pricing import usd_of
 
 
 @dataclass
@@ -48,6 +49,10 @@ class CandidateEval:
     n_docs: int
     stage_costs: dict[str, dict[str, float]] = field(default_factory=dict)
     per_document: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: stage → model → {"input", "output"} tokens per document (None: an evaluation made before they were recorded)
+    model_tokens: dict | None = None
+    #: document id → stage → model → {"input", "output"} tokens of its run
+    per_document_tokens: dict | None = None
     doc_ids: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     trial: int = -1
@@ -156,15 +161,39 @@ class _DocumentOutcome:
     raised: BaseException | None = None  #: an engine crash (or a metric failure): re-raised in document order
 
 
+def tokens_by_stage_and_model(entries) -> dict[str, dict[str, dict[str, float]]]:
+    """``{stage: {model: {"input": n, "output": n}}}`` of ledger entries, at list (a cache hit counts the
+    tokens of the original call, as ``metrics.quality.cost_of`` prices it): what a repricing prices."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for e in entries:
+        t = out.setdefault(e.stage, {}).setdefault(e.model, {"input": 0.0, "output": 0.0})
+        t["input"] += e.prompt_tokens + e.cached_prompt_tokens
+        t["output"] += e.completion_tokens + e.cached_completion_tokens
+    return out
+
+
+def _cost_known(entries, cost, prices) -> bool:
+    """Whether a document's cost is known: at list price, every call's; at given ``prices``, every call's
+    tokens (a cache hit whose original usage was not kept, or a response without usage, has none)."""
+    if prices is None:
+        return cost.cost_known
+    return all(e.cost_known or e.list_tokens > 0 for e in entries)
+
+
 def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLedger | None = None, *,
-                   label: str = "deploy", on_document=None, num_threads: int = 1) -> dict:
+                   label: str = "deploy", on_document=None, num_threads: int = 1, prices=None) -> dict:
     """Run ``pipeline`` on each document (``optimizers.examples.DocumentExample``: ``doc_id``, ``path``
     and ``gold()``, None without an annotation), score and price it.
 
     Returns ``per_document`` (id → quality, cost_usd, tokens, calls, seconds), the means, the stage
-    costs per document and the errors. A document that fails scores 0 and costs what it spent before
-    failing (its calls stay in the ledger); ``EngineCrashError`` propagates (nothing is scored from a
-    dead engine). Every call — the pipeline's and the metric's — also goes to ``ledger`` when given.
+    costs per document, the tokens by stage and model (``model_tokens`` per document on average,
+    ``per_document_tokens`` per document) and the errors. A document that fails scores 0 and costs what
+    it spent before failing (its calls stay in the ledger); ``EngineCrashError`` propagates (nothing is
+    scored from a dead engine). Every call — the pipeline's and the metric's — also goes to ``ledger``
+    when given.
+
+    USD are the ledger's list prices, or with ``prices`` (model → ``optimizers.frontier.ModelPrice``, a
+    repriced frontier's table) the tokens at those prices.
 
     ``num_threads`` documents are deployed at once (``pipeline.extract`` is called from several threads).
     Results are gathered by document index and each document's calls reach ``ledger`` in document order
@@ -204,7 +233,9 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         return out
 
     per_document: dict[str, dict[str, float]] = {}
+    per_document_tokens: dict[str, dict] = {}
     stages: dict[str, dict[str, float]] = {}
+    model_tokens: dict[str, dict[str, dict[str, float]]] = {}
     errors: dict[str, str] = {}
     first: BaseException | None = None
     for out in ordered_map(one, documents, num_threads, name="argus-eval"):
@@ -222,18 +253,27 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         if out.error is not None:
             errors[out.doc_id] = out.error
         cost = cost_of(out.run.entries)
-        per_document[out.doc_id] = {"quality": out.score, "cost_usd": cost.usd, "tokens": float(cost.tokens),
+        doc_tokens = tokens_by_stage_and_model(out.run.entries)
+        per_document_tokens[out.doc_id] = doc_tokens
+        usd = cost.usd if prices is None else usd_of(doc_tokens, prices)
+        per_document[out.doc_id] = {"quality": out.score, "cost_usd": usd, "tokens": float(cost.tokens),
                                     "calls": float(cost.calls), "seconds": round(out.seconds, 3),
-                                    "cost_known": float(cost.cost_known), "gold": float(out.gold)}
+                                    "cost_known": float(_cost_known(out.run.entries, cost, prices)),
+                                    "gold": float(out.gold)}
         by_stage: dict[str, list] = {}
         for e in out.run.entries:
             by_stage.setdefault(e.stage, []).append(e)
         for stage, group in by_stage.items():
             c = cost_of(group)
             s = stages.setdefault(stage, {"usd": 0.0, "tokens": 0.0, "calls": 0.0})
-            s["usd"] += c.usd
+            s["usd"] += c.usd if prices is None else usd_of({stage: doc_tokens[stage]}, prices)
             s["tokens"] += c.tokens
             s["calls"] += c.calls
+        for stage, by_model in doc_tokens.items():
+            for model, t in by_model.items():
+                total = model_tokens.setdefault(stage, {}).setdefault(model, {"input": 0.0, "output": 0.0})
+                total["input"] += t["input"]
+                total["output"] += t["output"]
         if on_document is not None:
             on_document(out.doc_id, per_document[out.doc_id])
     if first is not None:
@@ -250,8 +290,12 @@ def deployment_run(pipeline, documents, quality: DocumentQuality, ledger: CostLe
         "latency_s": sum(r["seconds"] for r in rows) / n,
         "n_docs": len(rows),
         "stage_costs": {k: {m: v / n for m, v in s.items()} for k, s in stages.items()},
+        "model_tokens": {stage: {model: {k: v / n for k, v in t.items()} for model, t in by_model.items()}
+                         for stage, by_model in model_tokens.items()},
+        "per_document_tokens": per_document_tokens,
         "errors": errors,
     }
+
 
 
 def evaluate_examples(program, examples: list, metric, ledger: CostLedger, *, label: str, num_threads: int = 1) -> dict:

@@ -3,8 +3,9 @@
 The member is selected as ``argus extract --frontier`` selects it, built by
 ``optimizers.deploy.member_pipeline`` and run by ``optimizers.evaluation.deployment_run`` — the code
 path the campaign priced it with. Each document's realized cost (from the run's own ledger, at list
-price) and quality (the campaign's metric, when the document has a gold annotation) are printed
-against the promise.
+price; for a frontier repriced by ``argus frontier reprice``, its tokens at the frontier's ``pricing``)
+and quality (the campaign's metric, when the document has a gold annotation) are printed against the
+promise.
 
 The promise of a document the campaign deployed the member on (its validation or test documents)
 is that document's recorded figure; for any other document it is the member's validation mean. The
@@ -107,7 +108,9 @@ def verify_member(frontier_dir: str | Path, documents: list[str | Path] | None =
                               structural_weights=metric.get("structural_weights"),
                               coverage_target=metric.get("coverage_target", 0.7),
                               judge=_judge(chosen, pipeline, lm_builder))
-    res = deployment_run(pipeline, docs, quality, None, label="verify", on_document=on_document)
+    # a repriced frontier promises USD at its pricing: the realized run is priced at the same table
+    prices = frontier.file.pricing.prices if frontier.file.pricing is not None else None
+    res = deployment_run(pipeline, docs, quality, None, label="verify", on_document=on_document, prices=prices)
     recorded = {}
     for s in ("val", "test"):
         if s in chosen.splits:

@@ -84,7 +84,10 @@ def test_cli_errors_are_actionable(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["extract", str(DEMO), "--out", str(tmp_path), "--fact-mode", "sometimes"])
     assert res.exit_code == 2 and "invalid configuration" in res.output
-    res = runner.invoke(app, ["extract", str(DEMO), "--out", str(tmp_path), "--model", "local/does/not/exist.gguf"])
+    missing = ["extract", str(DEMO), "--out", str(tmp_path), "--model", "local/does/not/exist.gguf"]
+    res = runner.invoke(app, missing)  # the preflight finds it before the first document
+    assert res.exit_code == 2 and "no GGUF file" in res.output and not any(tmp_path.iterdir())
+    res = runner.invoke(app, [*missing, "--no-preflight"])  # without it, the document fails
     assert res.exit_code == 1
     assert "no GGUF file" in (tmp_path / "errors.jsonl").read_text()
     cfg = tmp_path / "bad.yaml"

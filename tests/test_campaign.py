@@ -386,3 +386,56 @@ def test_the_frontier_chooses_between_designs(tmp_path):
         design = manifest["settings"]["extraction"]
         pipe = pipeline_for(manifest["settings"], member_dir=root / member)
         assert pipe.config.extraction.design == design and manifest["settings"]["models"]["sentence"] == "local/smollm2"
+
+
+def test_repricing_gives_back_the_campaigns_figures_and_verify_follows_new_prices(tmp_path):
+    """Every candidate's deployment runs record their input and output tokens per stage and model, and every
+    candidate keeps its folder. Priced at the prices the campaign's calls were booked at (the simulated model's
+    $1/$2 per million) they give back the campaign's USD figures; at other prices the figures change, and
+    `frontier verify` holds a member to the repriced promise, pricing its new run at the same table."""
+    from optimizers.frontier import Frontier, reprice_frontier
+    from optimizers.verify import verify_member
+
+    models = {"reflection": "local/smollm2", "defaults": {"price_per_mtok": [1.0, 2.0]}}  # a paid model: USD
+    _run(tmp_path, models=models, space={**CAMPAIGN["space"], "framenet_hints": [False]},
+         budget={**CAMPAIGN["budget"], "trials": 1})
+    root = tmp_path / "compiled" / "simtest"
+    ff = json.loads((root / "frontier.json").read_text())
+    assert ff["objectives"] == {"quality": "max", "cost_usd": "min"} and len(ff["all_candidates"]) >= 2
+    model = "simulated/local/smollm2"
+
+    def usd(tokens, pin, pout):
+        return sum(t["input"] * pin + t["output"] * pout for by in tokens.values() for t in by.values()) / 1e6
+
+    before = {}
+    for row in ff["all_candidates"]:
+        manifest = json.loads((root / row["id"] / "manifest.json").read_text())
+        assert (root / row["id"] / "programs.json").is_file()
+        val = manifest["splits"]["val"]
+        for doc, r in val["per_document"].items():
+            tokens = val["per_document_tokens"][doc]
+            assert {m for by in tokens.values() for m in by} == {model}
+            assert sum(t["input"] + t["output"] for by in tokens.values() for t in by.values()) == r["tokens"] > 0
+            assert r["cost_usd"] == pytest.approx(usd(tokens, 1.0, 2.0), rel=1e-9)
+        assert row["model_tokens"] == manifest["model_tokens"] and set(manifest["model_tokens"]) == set(
+            manifest["stage_costs"])
+        before[row["id"]] = row["cost_usd"]
+
+    same = tmp_path / "same.yaml"
+    same.write_text(f"usd_per_million_tokens:\n  {model}: {{input: 1.0, output: 2.0}}\n")
+    result = reprice_frontier(root, same)
+    assert result.members_after == ff["members"]
+    assert {r["candidate"]: r["cost_usd now"] for r in result.rows} == pytest.approx(before, rel=1e-9)
+
+    dearer = tmp_path / "dearer.yaml"
+    dearer.write_text(f"usd_per_million_tokens:\n  {model}: {{input: 4.0, output: 0.5}}\n")
+    reprice_frontier(root, dearer)
+    for member in Frontier.load(root).members:
+        expected = usd(member.splits["val"].per_document_tokens[VAL_DOC], 4.0, 0.5)
+        assert member.objectives["cost_usd"] == pytest.approx(expected) != before[member.member_id]
+        report = verify_member(root, split="val", member=member.member_id, overrides={"cache_dir": str(tmp_path / "v")},
+                               lm_builder=simulated_lm_builder(SimulatedEngine()))
+        assert report.ok and report.cost_key == "cost_usd"
+        (row,) = report.rows
+        assert row["promised cost_usd"] == pytest.approx(expected)
+        assert row["realized cost_usd"] == pytest.approx(expected)

@@ -10,9 +10,11 @@ Layout of a campaign directory (``compiled/<campaign>/``)::
 
     frontier.json                  FrontierFile: objectives, reference point, constraints,
                                    frontier member ids, one summary row per evaluated candidate,
-                                   hypervolume history
-    <member_id>/manifest.json      MemberManifest of each frontier member
-    <member_id>/programs.json      the member's DSPy program state (``dspy.Module.save(*.json)``),
+                                   hypervolume history, the pricing of its USD figures and earlier
+                                   pricings (``argus frontier reprice``)
+    <member_id>/manifest.json      MemberManifest of each evaluated candidate (frontier members and the
+                                   rest, so a repricing may promote any of them)
+    <member_id>/programs.json      the candidate's DSPy program state (``dspy.Module.save(*.json)``),
                                    copied in by ``write_member`` after ``scrub_secrets``
     report.html                    optional, written by ``optimizers.report.write_report``
 
@@ -42,8 +44,12 @@ from optimizers.frontier.model import (  # noqa: F401
     HypervolumePoint,
     Lineage,
     MemberManifest,
+    ModelPrice,
+    Pricing,
+    PricingHistoryEntry,
     Sense,
     SplitScores,
+    StageModelTokens,
     Strategy,
     dependency_versions,
     instruction_diff_size,
@@ -59,9 +65,18 @@ from optimizers.frontier.pareto import (  # noqa: F401
     knee_point,
     pareto_front,
 )
+from optimizers.frontier.pricing import (  # noqa: F401
+    PriceFile,
+    RepriceResult,
+    price_table,
+    reprice_frontier,
+    reprice_manifest,
+    usd_of,
+)
 from optimizers.frontier.store import (  # noqa: F401
     Frontier,
     build_frontier_file,
+    rank_candidates,
     scrub_secrets,
     write_frontier,
     write_member,
@@ -78,8 +93,12 @@ __all__ = [
     "HypervolumePoint",
     "Lineage",
     "MemberManifest",
+    "ModelPrice",
+    "Pricing",
+    "PricingHistoryEntry",
     "Sense",
     "SplitScores",
+    "StageModelTokens",
     "Strategy",
     "dependency_versions",
     "instruction_diff_size",
@@ -92,8 +111,15 @@ __all__ = [
     "hypervolume_history",
     "knee_point",
     "pareto_front",
+    "PriceFile",
+    "RepriceResult",
+    "price_table",
+    "reprice_frontier",
+    "reprice_manifest",
+    "usd_of",
     "Frontier",
     "build_frontier_file",
+    "rank_candidates",
     "scrub_secrets",
     "write_frontier",
     "write_member",

@@ -26,6 +26,10 @@ PROGRAMS_FILE = "programs.json"
 
 _MEMBER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
+StageModelTokens = dict[str, dict[str, dict[str, float]]]
+"""Tokens by pipeline stage and model: ``{stage: {model: {"input": n, "output": n}}}`` (list tokens: a call
+served from the cache counts the tokens of the original call). What ``optimizers.frontier.pricing`` prices."""
+
 
 # --------------------------------------------------------------------------------------------
 # Artifact models
@@ -54,6 +58,10 @@ class SplitScores(_Strict):
     per_document: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description='document id -> {"quality", "cost_usd", "tokens", "calls", "seconds"} of the deployment run on it')
+    per_document_tokens: dict[str, StageModelTokens] | None = Field(
+        default=None,
+        description='document id -> {stage: {model: {"input", "output"}}} tokens of the deployment run on it (what '
+                    "`argus frontier reprice` prices); None in manifests written before they were recorded")
 
     def point(self) -> dict[str, float]:
         """This split's objective values, keyed like ``MemberManifest.objectives``."""
@@ -99,6 +107,10 @@ class MemberManifest(_Strict):
         default_factory=dict,
         description='pipeline stage -> {"usd": ..., "tokens": ..., "calls": ...} per document on the val split, from '
                     "the deployment runs' own ledgers (list price)")
+    model_tokens: StageModelTokens | None = Field(
+        default=None,
+        description='pipeline stage -> {model: {"input": ..., "output": ...}} tokens per document on the val split '
+                    "(what `argus frontier reprice` prices); None in manifests written before they were recorded")
     documents: dict[str, list[str]] = Field(
         default_factory=dict, description='split -> the document ids its scores are over ("val", "test")')
     dataset_hash: str = Field(description="hash of the train/val/test example ids and contents the scores refer to")
@@ -176,11 +188,41 @@ class CandidateRow(_Strict):
     origin: str = Field(default="", description="what produced it (Lineage.origin); empty when not recorded")
     changed_programs: list[str] = Field(default_factory=list, description="Lineage.changed_programs")
     instruction_diff_chars: int = Field(default=0, ge=0, description="Lineage.instruction_diff_chars")
+    model_tokens: StageModelTokens | None = Field(
+        default=None, description="MemberManifest.model_tokens: validation tokens per document by stage and model "
+                                  "(None when not recorded)")
 
     @property
     def lineage(self) -> Lineage:
         return Lineage(parent=self.parent, changed_programs=self.changed_programs,
                        instruction_diff_chars=self.instruction_diff_chars, iteration=self.iteration, origin=self.origin)
+
+
+class ModelPrice(_Strict):
+    """List price of one model in USD per million tokens."""
+
+    input: float = Field(ge=0, description="USD per million input (prompt) tokens")
+    output: float = Field(ge=0, description="USD per million output (completion) tokens")
+
+
+class Pricing(_Strict):
+    """The prices a frontier's USD figures are computed at (``argus frontier reprice``)."""
+
+    source: str = Field(description='where the prices come from: "litellm model_cost (litellm <version>)" or '
+                                    '"file <path>"')
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="model -> its price (every model priced)")
+    timestamp: str = Field(default_factory=lambda: utc_now(), description="ISO-8601 UTC time of the repricing")
+
+
+class PricingHistoryEntry(_Strict):
+    """The figures of an earlier pricing of the frontier, kept when it was repriced."""
+
+    pricing: Pricing | None = Field(
+        description="the earlier pricing; None: the list prices the campaign's calls were booked at when it ran")
+    updated: str = Field(description="the frontier file's time stamp under that pricing")
+    members: list[str] = Field(default_factory=list, description="the frontier members under that pricing")
+    cost_usd: dict[str, float] = Field(default_factory=dict, description="candidate id -> its USD per document then")
+    reference: dict[str, float] = Field(default_factory=dict, description="the hypervolume reference then")
 
 
 class HypervolumePoint(_Strict):
@@ -209,6 +251,11 @@ class FrontierFile(_Strict):
         description="what the campaign itself spent (GEPA's task and reflection calls, metric and judge calls, "
                     "deployment runs of candidates): never part of a member's cost; "
                     '{"total": {...}, "by_trial": {...}, "by_phase": {...}}')
+    pricing: Pricing | None = Field(
+        default=None, description="the prices of the USD figures after `argus frontier reprice`; None: the list "
+                                  "prices the campaign's calls were booked at")
+    pricing_history: list[PricingHistoryEntry] = Field(
+        default_factory=list, description="earlier pricings with the candidates' USD figures under them, oldest first")
 
 
 # --------------------------------------------------------------------------------------------

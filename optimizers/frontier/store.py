@@ -99,29 +99,52 @@ def build_frontier_file(campaign: str, candidates: Sequence[MemberManifest],
     """The ``FrontierFile`` of all evaluated ``candidates`` (their validation objectives).
 
     ``reference`` defaults to ``default_reference`` over the candidates; ``history`` defaults to
-    ``hypervolume_history`` grouped by ``lineage.iteration``. Write the members' manifests
-    (``write_member``) for the ids in ``members`` and this file with ``write_frontier``.
+    ``hypervolume_history`` grouped by ``lineage.iteration``. Write the candidates' manifests
+    (``write_member``) and this file with ``write_frontier``.
     """
     cons = _as_constraints(constraints) or Constraints()
-    points = [c.objectives for c in candidates]
     ids = [c.member_id for c in candidates]
     if len(set(ids)) != len(ids):
         raise ValueError("candidate ids are not unique")
-    ref = dict(reference) if reference is not None else default_reference(points, senses)
-    front = pareto_front(points, senses, cons)
-    on = set(front)
-    rows = []
-    for i, c in enumerate(candidates):
-        rows.append(CandidateRow(
-            id=c.member_id, quality=c.objectives["quality"], cost_usd=c.objectives["cost_usd"],
-            tokens=c.objectives.get("tokens", 0.0), latency_s=c.objectives.get("latency_s"),
-            feasible=cons.feasible(c.objectives), on_frontier=i in on,
-            dominated_by=[] if i in on else [ids[j] for j in front if dominates(points[j], points[i], senses)],
-            **c.lineage.model_dump()))
-    if history is None:
-        history = hypervolume_history(points, [c.lineage.iteration for c in candidates], senses, ref, cons)
+    rows = [CandidateRow(id=c.member_id, quality=c.objectives["quality"], cost_usd=c.objectives["cost_usd"],
+                         tokens=c.objectives.get("tokens", 0.0), latency_s=c.objectives.get("latency_s"),
+                         on_frontier=False, model_tokens=c.model_tokens, **c.lineage.model_dump())
+            for c in candidates]
+    rows, members, ref, history = rank_candidates(rows, senses, cons, reference, history)
     return FrontierFile(campaign=campaign, objectives=dict(senses), reference=ref, constraints=cons,
-                        members=[ids[i] for i in front], all_candidates=rows, hypervolume_history=list(history))
+                        members=members, all_candidates=rows, hypervolume_history=history)
+
+
+def row_point(row: CandidateRow) -> dict[str, float]:
+    """A candidate row's validation objectives, keyed like ``MemberManifest.objectives``."""
+    point = {"quality": row.quality, "cost_usd": row.cost_usd, "tokens": row.tokens}
+    if row.latency_s is not None:
+        point["latency_s"] = row.latency_s
+    return point
+
+
+def rank_candidates(rows: Sequence[CandidateRow], senses: Mapping[str, str], constraints: Constraints,
+                    reference: Mapping[str, float] | None = None,
+                    history: Sequence[HypervolumePoint] | None = None,
+                    ) -> tuple[list[CandidateRow], list[str], dict[str, float], list[HypervolumePoint]]:
+    """The candidates ranked by their objectives: (rows with ``feasible``, ``on_frontier`` and
+    ``dominated_by`` set, the frontier member ids, the hypervolume reference, the hypervolume history).
+
+    ``reference`` defaults to ``default_reference`` over the rows, ``history`` to ``hypervolume_history``
+    grouped by iteration. What ``build_frontier_file`` and a repricing (``optimizers.frontier.pricing``) share.
+    """
+    points = [row_point(r) for r in rows]
+    ids = [r.id for r in rows]
+    ref = dict(reference) if reference is not None else default_reference(points, senses)
+    front = pareto_front(points, senses, constraints)
+    on = set(front)
+    ranked = [r.model_copy(update={
+        "feasible": constraints.feasible(points[i]), "on_frontier": i in on,
+        "dominated_by": [] if i in on else [ids[j] for j in front if dominates(points[j], points[i], senses)]})
+        for i, r in enumerate(rows)]
+    if history is None:
+        history = hypervolume_history(points, [r.iteration for r in rows], senses, ref, constraints)
+    return ranked, [ids[i] for i in front], ref, list(history)
 
 
 def write_member(campaign_dir: str | Path, manifest: MemberManifest, programs_source: str | Path | None = None) -> Path:
