@@ -41,7 +41,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from argus.engine_registry import EngineRecord, Registry, engine_key, idle_seconds, is_engine_process, usable_cores
+from argus.engine_registry import EngineRecord, Registry, engine_key, engine_threads, idle_seconds, is_engine_process
 from argus.errors import ArgusError
 
 #: Seconds a starting server may take to load its model and answer.
@@ -215,7 +215,7 @@ class ManagedServer:
                 "local models run in a llama_cpp.server process, which needs llama-cpp-python[server] "
                 f"(pip install 'llama-cpp-python[server]'): {exc}"
             ) from exc
-        threads = self.n_threads or usable_cores()
+        threads = self.n_threads or engine_threads()
         last_error = ""
         for _ in range(3):  # another process may take the port between choosing and binding it
             self._port = _free_port()
@@ -230,7 +230,7 @@ class ManagedServer:
                 # Own session: Ctrl-C in a terminal reaches the clients, not the shared engine;
                 # the engine leaves when its last client is gone.
                 self._proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                              start_new_session=True, env=engine_environment())
+                                              start_new_session=True)
             self._pid = self._proc.pid
             self.starts += 1
             ok, last_error = self._wait_healthy()
@@ -270,20 +270,6 @@ class ManagedServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
-
-
-def engine_environment() -> dict[str, str]:
-    """The engine's environment: this process's, with OpenMP's threads waiting passively.
-
-    llama.cpp's CPU backend runs on OpenMP here, whose threads spin between the steps of a
-    completion by default. On a machine whose cores are busy with anything else (the argus
-    processes themselves, a test run), a spinning thread waits for a descheduled one: one
-    completion took 40 to 92 s with spinning against 12 to 14 s passive, on 2 busy cores
-    (``bench/engine_sharing.py`` has the figures on a quiet machine). ``OMP_WAIT_POLICY`` set by
-    the user wins."""
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    return env
 
 
 _SERVERS: dict[tuple, ManagedServer] = {}

@@ -67,6 +67,17 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def engine_threads() -> int:
+    """The engine's threads when the configuration sets none: every usable core but one, at least 1.
+
+    llama.cpp's threads spin-wait on each other between the steps of a completion (OpenMP here);
+    a thread descheduled by other work on its core stalls all of them. The argus processes beside
+    the engine do such work (parsing, encoding sentences). On 2 cores (``bench/engine_settings.py``),
+    one completion took 4.9 s with 2 threads and 34 s with 2 threads beside one busy process,
+    against 6.5 s and 6.8 s with 1 thread; OpenMP's passive waiting gave 6.8 s and 9.9 s."""
+    return max(1, usable_cores() - 1)
+
+
 def engine_key(model_path: str | Path, n_ctx: int) -> str:
     """``<model stem>-<n_ctx>-<hash of the resolved path>``: one engine per model file and context size."""
     resolved = str(Path(model_path).resolve())
@@ -259,6 +270,7 @@ __all__ = [
     "compute_turn",
     "engine_dir",
     "engine_key",
+    "engine_threads",
     "idle_seconds",
     "is_engine_process",
     "process_start_time",

@@ -29,7 +29,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from argus.engine_registry import Registry, compute_turn, usable_cores
+from argus.engine_registry import Registry, compute_turn, engine_threads
 
 _JOBS: "queue.Queue[tuple[Future, object, tuple, dict]]" = queue.Queue()
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--alias", required=True, help="model name the server answers to")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--n-ctx", type=int, default=8192)
-    parser.add_argument("--n-threads", type=int, default=0, help="0: every usable core")
+    parser.add_argument("--n-threads", type=int, default=0, help="0: every usable core but one")
     parser.add_argument("--registry-dir", required=True, help="the engine registry (argus.engine_registry)")
     parser.add_argument("--key", required=True, help="this engine's entry in the registry")
     parser.add_argument("--idle-s", type=float, default=5.0, help="exit this long after the last client is gone")
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    threads = args.n_threads or usable_cores()
+    threads = args.n_threads or engine_threads()
     server_app.run_in_threadpool = _on_main_thread  # completions (non-streaming) on the main thread
     app = server_app.create_app(
         server_settings=ServerSettings(host="127.0.0.1", port=args.port),
