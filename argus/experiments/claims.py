@@ -29,17 +29,8 @@ from typing import Optional, Protocol
 
 import numpy as np
 import pandas as pd
-import torch
 
 from argus.errors import ArgusError, InputError
-from argus.experiments.gnn import (
-    EKGGraph,
-    TrainableSentenceEncoder,
-    TrainConfig,
-    build_graph,
-    train_gnn,
-    train_linear_head,
-)
 
 REPRESENTATIONS: tuple[str, ...] = ("raw-text", "linearized-EKG", "EKG-GNN")
 TEXT_MAX_TOKENS = 512
@@ -273,6 +264,10 @@ def run_claims(
     ``df.attrs`` holds ``caption``, ``notes``, ``per_seed`` (a DataFrame), ``skipped``,
     ``label_stats`` and ``seconds``.
     """
+    import torch  # here, not at import: every argus command loads this module to list its options
+
+    from argus.experiments.gnn import TrainableSentenceEncoder, TrainConfig, build_graph, train_gnn, train_linear_head
+
     started = time.perf_counter()
     unknown_reps = set(representations) - set(REPRESENTATIONS)
     if unknown_reps:
@@ -303,7 +298,7 @@ def run_claims(
         torch.from_numpy(enc.encode([linearize_ekg(d.graph) for d in docs], max_tokens=TEXT_MAX_TOKENS))
         if "linearized-EKG" in need else None
     )
-    ekg_graphs: list[EKGGraph] = [build_graph(d.graph) for d in docs] if "EKG-GNN" in need else []
+    ekg_graphs = [build_graph(d.graph) for d in docs] if "EKG-GNN" in need else []
     node_feats: list[torch.Tensor] = []
     if ekg_graphs:
         texts = [t for g in ekg_graphs for t in g.node_texts]
