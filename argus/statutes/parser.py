@@ -566,13 +566,16 @@ def parse_code(xml: bytes | str, source: str) -> ParsedCode | list[ParseIssue]:
 
 
 def read_code_info(xml: bytes, source: str) -> CodeInfo | None:
-    """Only the header of a code (abbreviations and titles), without parsing its norms."""
-    import io
+    """Only the header of a code (abbreviations and titles), without parsing its norms.
 
+    The first ``<metadaten>`` ends within the first few kB, so only the bytes up to it are fed to a
+    pull parser (a tenth of the cost of ``iterparse`` over the whole file)."""
+    cut = xml.find(b"</metadaten>")
+    head = xml if cut < 0 else xml[: cut + len(b"</metadaten>")]
+    parser = etree.XMLPullParser(events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True)
     try:
-        for _, el in etree.iterparse(
-            io.BytesIO(xml), events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True
-        ):
+        parser.feed(head)
+        for _, el in parser.read_events():
             jurabk = norm_ws(el.findtext("jurabk"))
             if not jurabk:
                 return None

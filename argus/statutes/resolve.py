@@ -11,16 +11,21 @@ ancestor found and is marked ``partial``.
 from __future__ import annotations
 
 import bisect
+import re
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 
-import re
-from dataclasses import replace
-
-from argus.statutes.citations import Designator, Reference, ReferenceParser, RefPath, Style
+from argus.statutes.citations import (
+    Designator,
+    Reference,
+    ReferenceParser,
+    RefPath,
+    Style,
+)
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.model import Level, cites_edge
 from argus.statutes.parser import TOC_KINDS, SectionLayout
@@ -43,6 +48,7 @@ _TYPE_LEVEL = {
 _CITES_BY_TYPE = {name: cites_edge(level) for name, level in _TYPE_LEVEL.items()}
 _CITES_SECTION = cites_edge(Level.SECTION)
 MAX_RANGE = 200
+_EXAMPLES = 200  #: unresolved references kept as examples
 _DESCENT = tuple(
     (lvl, lvl.type_name) for lvl in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 )  #: (level, RefPath attribute) in the order ``descend`` walks them
@@ -105,13 +111,24 @@ class CitationReport:
 
 
 class ProvisionLocator:
-    """Walks node ids downwards: ids are paths, so a child is found by composing its id."""
+    """Walks node ids downwards: ids are paths, so a child is found by composing its id.
 
-    def __init__(self, graph: nx.MultiDiGraph, sections: dict[str, dict[tuple[str, str], str]]) -> None:
+    Works on a graph, or (``nodes``/``succ`` instead of ``graph``) on one code's node attributes
+    and hierarchy children, as a worker process of a build holds them
+    (:mod:`argus.statutes.packed`)."""
+
+    def __init__(
+        self,
+        graph: nx.MultiDiGraph | None,
+        sections: dict[str, dict[tuple[str, str], str]],
+        *,
+        nodes: Mapping[str, dict] | None = None,
+        succ: Mapping[str, Mapping] | None = None,
+    ) -> None:
         self.graph = graph
         # The plain attribute dict of networkx (``G._node``): NodeView lookups cost 3x more in this hot path.
-        self.nodes = graph._node
-        self._succ = graph._succ  # likewise the plain adjacency dicts instead of ``graph.adj``
+        self.nodes = graph._node if graph is not None else nodes
+        self._succ = graph._succ if graph is not None else succ  # likewise the plain adjacency dicts
         self.sections = sections
         self._ordered: dict[str, tuple[list[int], list[str]]] = {}
 
@@ -236,23 +253,44 @@ def reference_scan_start(layout: SectionLayout, section_attrs: dict) -> int | No
     return layout.saetze[0][0]
 
 
+#: What :meth:`CitationLinker._targets` returns, in a worker, for a reference into another code.
+DEFER = None
+
+
 class CitationLinker:
-    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code)."""
+    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code).
+
+    In a build's worker process (``local_code`` set, ``nodes``/``succ`` of that one code instead of
+    a graph) it resolves what stays within the code and records the rest for the building process:
+    :meth:`read_code` returns the code's references as *events*, :meth:`add_events` turns them into
+    edges there, in the order a serial :meth:`link` would have added them.
+    """
 
     def __init__(
-        self, graph: nx.MultiDiGraph, registry: CodeRegistry, sections: dict[str, dict[tuple[str, str], str]]
+        self,
+        graph: nx.MultiDiGraph | None,
+        registry: CodeRegistry | None,
+        sections: dict[str, dict[tuple[str, str], str]],
+        *,
+        local_code: str | None = None,
+        nodes: Mapping[str, dict] | None = None,
+        succ: Mapping[str, Mapping] | None = None,
     ) -> None:
         self.graph = graph
         self.registry = registry
-        self.locator = ProvisionLocator(graph, sections)
+        self.locator = ProvisionLocator(graph, sections, nodes=nodes, succ=succ)
+        self.nodes = self.locator.nodes
         self.parser = ReferenceParser(registry, Style.STATUTE)
         self.report = CitationReport()
+        self.local_code = local_code
         self._context_cache: dict[str, Designator | None] = {}
         self._edges: dict[tuple[str, str, str], dict] = {}  #: (satz, target, key) -> attrs, first mention wins
+        self._events: list | None = None  #: in :meth:`read_code`: the events, unresolved examples among them
+        self._event_examples = 0
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
         """Read and resolve the references of every layout's Sätze, then add the edges."""
-        nodes = self.graph._node
+        nodes = self.nodes
         parse = self.parser.parse
         for layout in layouts:
             sec = nodes[layout.section_id]
@@ -268,11 +306,18 @@ class CitationLinker:
     def add_references(self, layout: SectionLayout, text: str, refs: list[Reference]) -> None:
         """Resolve the references read in one § (``ReferenceParser.parse`` from
         :func:`reference_scan_start`) and collect their edges; layouts must come in build order."""
-        nodes = self.graph._node
-        edges = self._edges
+        code_key, section_id = layout.code_key, layout.section_id
+        for ref, satz, origin in self._mentions(layout, text, refs):
+            targets = self._targets(ref, code_key, section_id, satz, origin, text)
+            if targets:
+                self._add_edges(satz, origin, text[ref.span[0] : ref.span[1]], ref, code_key, targets)
+
+    def _mentions(self, layout: SectionLayout, text: str, refs: list[Reference]) -> Iterator[tuple[Reference, str, str]]:
+        """(reference, citing Satz, origin) for each reference inside a Satz; the origin is the
+        deepest list item around it (else the Satz), and a reference without a designator inside a
+        list item takes a code named in the item's intro."""
         saetze = layout.saetze
         items = layout.items
-        code_key = layout.code_key
         starts = [s for s, _, _ in saetze]
         item_starts = [a for a, _, _ in items]
         mentions = 0
@@ -298,26 +343,120 @@ class CitationLinker:
                 context = self._list_context(layout, r_start, text)
                 if context is not None:
                     ref = replace(ref, designator=context)
-            mention = None
-            for target, complete in self._targets(ref, layout, satz, origin, text):
-                if target == satz:
-                    continue
-                t_attrs = nodes[target]
-                key = _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION)
-                if (satz, target, key) in edges:
-                    continue  # the first mention of a target wins
-                if mention is None:
-                    mention = text[r_start : ref.span[1]]
-                edges[satz, target, key] = {
-                    "type": key,
-                    "mention": mention,
-                    "origin": origin,
-                    "cross_code": t_attrs["code"] != code_key,
-                    "partial": not complete,
-                    "designator": ref.designator.kind,
-                    "relative": ref.path.top is not Level.SECTION,
-                }
+            yield ref, satz, origin
         self.report.mentions += mentions
+
+    def _add_edges(
+        self, satz: str, origin: str, mention: str, ref: Reference, code_key: str, targets: list[tuple[str, bool]]
+    ) -> None:
+        nodes = self.nodes
+        edges = self._edges
+        kind = ref.designator.kind
+        relative = ref.path.top is not Level.SECTION
+        for target, complete in targets:
+            if target == satz:
+                continue
+            t_attrs = nodes[target]
+            key = _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION)
+            if (satz, target, key) in edges:
+                continue  # the first mention of a target wins
+            edges[satz, target, key] = {
+                "type": key,
+                "mention": mention,
+                "origin": origin,
+                "cross_code": t_attrs["code"] != code_key,
+                "partial": not complete,
+                "designator": kind,
+                "relative": relative,
+            }
+
+    # -- a build's worker process and its building process ----------------------------------------
+    def read_code(self, layouts: list[SectionLayout]) -> list:
+        """A worker's part for its code (``local_code``): read every §'s references and resolve
+        those that stay within the code; return them as events for :meth:`add_events`.
+
+        An event is an unresolved example (a string), ``(0, satz, origin, mention, designator
+        kind, relative, ((target, key, complete), …))`` for a resolved reference, or ``(1, satz,
+        origin, section, span start, span end, path fields, designator kind, code, text, span)``
+        for one into another code (the building process resolves it).
+        """
+        events: list = []
+        self._events, self._event_examples = events, 0
+        nodes = self.nodes
+        parse = self.parser.parse
+        code_key = self.local_code
+        for layout in layouts:
+            sid = layout.section_id
+            sec = nodes[sid]
+            first = reference_scan_start(layout, sec)
+            if first is None:
+                continue
+            text = sec["text"]
+            refs = parse(text, citing_code=code_key, start=first)
+            if not refs:
+                continue
+            for ref, satz, origin in self._mentions(layout, text, refs):
+                targets = self._targets(ref, code_key, sid, satz, origin, text)
+                if targets is DEFER:
+                    p, d = ref.path, ref.designator
+                    events.append(
+                        (1, satz, origin, sid, ref.span[0], ref.span[1],
+                         (p.kind, p.article, p.section, p.absatz, p.satz, p.nummer, p.buchstabe, p.doppelbuchstabe,
+                          p.range_end, p.following),
+                         d.kind, d.code, d.text, d.span)
+                    )  # fmt: skip
+                    continue
+                found = tuple(
+                    (target, _CITES_BY_TYPE.get(nodes[target]["type"], _CITES_SECTION), complete)
+                    for target, complete in targets
+                    if target != satz
+                )
+                if found:
+                    events.append(
+                        (0, satz, origin, text[ref.span[0] : ref.span[1]], ref.designator.kind,
+                         ref.path.top is not Level.SECTION, found)
+                    )  # fmt: skip
+        self._events = None
+        return events
+
+    def add_events(self, code_key: str, events: list) -> None:
+        """Add a code's events (from a worker's :meth:`read_code`) in the building process: every code
+        of the graph must be in it, the codes' events must come in build order."""
+        edges = self._edges
+        examples = self.report.unresolved_examples
+        for ev in events:
+            if ev.__class__ is str:
+                if len(examples) < _EXAMPLES:
+                    examples.append(ev)
+            elif ev[0] == 0:
+                _, satz, origin, mention, kind, relative, found = ev
+                for target, key, complete in found:
+                    if (satz, target, key) in edges:
+                        continue
+                    edges[satz, target, key] = {
+                        "type": key,
+                        "mention": mention,
+                        "origin": origin,
+                        "cross_code": False,
+                        "partial": not complete,
+                        "designator": kind,
+                        "relative": relative,
+                    }
+            else:
+                _, satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = ev
+                ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
+                text = self.nodes[sid]["text"]
+                targets = self._targets(ref, code_key, sid, satz, origin, text)
+                if targets:
+                    self._add_edges(satz, origin, text[r_start:r_end], ref, code_key, targets)
+
+    def merge_counts(self, other: CitationReport) -> None:
+        """Add a worker's counts of mentions, unresolved references and laws outside the corpus."""
+        report = self.report
+        report.mentions += other.mentions
+        report.unresolved += other.unresolved
+        report.unknown_law += other.unknown_law
+        report.unknown_designators.update(other.unknown_designators)
 
     def finish(self) -> CitationReport:
         """Add the collected ``cites_*`` edges to the graph and count them."""
@@ -345,44 +484,48 @@ class CitationLinker:
         return report
 
     def _targets(
-        self, ref: Reference, layout: SectionLayout, satz: str, origin: str, text: str
-    ) -> list[tuple[str, bool]]:
+        self, ref: Reference, code_key: str, section_id: str, satz: str, origin: str, text: str
+    ) -> list[tuple[str, bool]] | None:
+        """The nodes a reference in ``satz`` (of § ``section_id`` in code ``code_key``) names, with
+        whether each is as deep as written; :data:`DEFER` in a worker for another code's §."""
         des = ref.designator
         path = ref.path
         if des.kind == "unknown":
             self.report.unknown_law += 1
             self.report.unknown_designators[des.text] += 1
             return []
-        code = des.code or layout.code_key
+        code = des.code or code_key
         loc = self.locator
         top = path.top
         if top is Level.SECTION:
+            if self.local_code is not None and code != self.local_code:
+                return DEFER
             number = path.section_number
             sid = loc.section(code, number, path.kind) if number else None
-            if sid is None and code != layout.code_key and des.kind == "code":
+            if sid is None and code != code_key and des.kind == "code":
                 # "§ 312d Absatz 1 in Verbindung mit Artikel 246b des EGBGB": the designator binds the
                 # last reference; an earlier one that only exists in the citing code belongs to it.
-                sid = loc.section(layout.code_key, number, path.kind) if number else None
+                sid = loc.section(code_key, number, path.kind) if number else None
                 if sid is not None:
-                    code = layout.code_key
+                    code = code_key
             if sid is None:
                 self._unresolved(ref, code, satz, text)
                 return []
             if path.range_end is not None and path.deepest is Level.SECTION:
                 return [(s, True) for s in loc.section_range(code, sid, path.range_end, path.kind)]
-            node, complete = loc.descend(sid, path, Level.ABSATZ, hint=satz if code == layout.code_key else None)
+            node, complete = loc.descend(sid, path, Level.ABSATZ, hint=satz if code == code_key else None)
         else:
-            if des.kind == "code" and des.code != layout.code_key:
+            if des.kind == "code" and des.code != code_key:
                 self._unresolved(ref, code, satz, text)  # "Absatz 2 des Handelsgesetzbuchs" has no § to anchor on
                 return []
-            anchor = self._relative_anchor(top, layout.section_id, satz, origin)
+            anchor = self._relative_anchor(top, section_id, satz, origin)
             if anchor is None:
                 self._unresolved(ref, code, satz, text)
                 return []
             node, complete = loc.descend(anchor, path, top, hint=satz)
-            if node == anchor and not complete and top >= Level.NUMMER and anchor != layout.section_id:
+            if node == anchor and not complete and top >= Level.NUMMER and anchor != section_id:
                 # "nach Nummer 3" may point into a list of another Absatz of the same §
-                anchor = layout.section_id
+                anchor = section_id
                 node, complete = loc.descend(anchor, path, top, hint=satz)
             if node == anchor and not complete:
                 self._unresolved(ref, code, satz, text)
@@ -422,7 +565,7 @@ class CitationLinker:
         return None
 
     def _relative_anchor(self, top: Level, section: str, satz: str, origin: str) -> str | None:
-        nodes = self.graph._node
+        nodes = self.nodes
         if top is Level.ABSATZ:
             return section
         absatz = nodes[satz]["parent"]
@@ -439,8 +582,16 @@ class CitationLinker:
 
     def _unresolved(self, ref: Reference, code: str, satz: str, text: str) -> None:
         self.report.unresolved += 1
-        if len(self.report.unresolved_examples) < 200:
-            s, e = ref.span
-            self.report.unresolved_examples.append(
-                f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
-            )
+        if self._events is None:
+            sink = self.report.unresolved_examples
+            if len(sink) >= _EXAMPLES:
+                return
+        else:
+            sink = self._events
+            if self._event_examples >= _EXAMPLES:
+                return
+            self._event_examples += 1
+        s, e = ref.span
+        sink.append(
+            f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
+        )
