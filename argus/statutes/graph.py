@@ -208,7 +208,7 @@ class StatuteGraph:
             "issues": [asdict(i) for i in self.issues],
             "citation_report": self.citation_report.as_dict(),
         }
-        with atomic_open(path, "w") as fh:
+        with atomic_open(path, "wb") as fh:
             write_json(fh, head, self.graph)
 
     @classmethod
