@@ -59,15 +59,36 @@ class RefPath:
     @property
     def top(self) -> Level | None:
         """The highest level the path names (SECTION for absolute references)."""
-        return next((lvl for lvl in _PATH_LEVELS if self._names(lvl)), None)
+        # spelled out, not a loop over the levels: this runs for every reference, several times
+        if self.section is not None or self.article is not None:
+            return _SECTION
+        if self.absatz is not None:
+            return _ABSATZ
+        if self.satz is not None:
+            return _SATZ
+        if self.nummer is not None:
+            return _NUMMER
+        if self.buchstabe is not None:
+            return _BUCHSTABE
+        if self.doppelbuchstabe is not None:
+            return _DOPPELBUCHSTABE
+        return None
 
     @property
     def deepest(self) -> Level | None:
-        return next((lvl for lvl in reversed(_PATH_LEVELS) if self._names(lvl)), None)
-
-    def _names(self, level: Level) -> bool:
-        """Whether the path gives a label at ``level`` (a § or an article at SECTION)."""
-        return getattr(self, _FIELD[level]) is not None or (level is Level.SECTION and self.article is not None)
+        if self.doppelbuchstabe is not None:
+            return _DOPPELBUCHSTABE
+        if self.buchstabe is not None:
+            return _BUCHSTABE
+        if self.nummer is not None:
+            return _NUMMER
+        if self.satz is not None:
+            return _SATZ
+        if self.absatz is not None:
+            return _ABSATZ
+        if self.section is not None or self.article is not None:
+            return _SECTION
+        return None
 
     @property
     def section_number(self) -> str | None:
@@ -86,7 +107,6 @@ class RefPath:
 _SUB_LEVELS = (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 _SECTION, _ABSATZ, _SATZ, _NUMMER, _BUCHSTABE, _DOPPELBUCHSTABE = (Level.SECTION, *_SUB_LEVELS)
 _FIELD = {lvl: ("section" if lvl is Level.SECTION else lvl.type_name) for lvl in Level if lvl >= Level.SECTION}
-_PATH_LEVELS = tuple(_FIELD)  #: SECTION … DOPPELBUCHSTABE, top down
 
 
 @dataclass(frozen=True)

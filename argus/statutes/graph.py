@@ -324,8 +324,9 @@ class _Assembler:
         if not isinstance(result, PackedCode):
             self.issues.extend(result)
             return False
-        self.issues.extend(result.issues)
-        info = result.info
+        parsed = result.code
+        self.issues.extend(parsed.issues)
+        info = parsed.info
         key = info.key
         codes = self.codes
         if key in codes or info.node_id in self.graph._node:
@@ -339,7 +340,7 @@ class _Assembler:
             )
             return False
         codes[key] = info
-        self.sections[key] = result.sections
+        self.sections[key] = parsed.sections
         add_to_graph(self.graph, result, self.interned)
         if self.progress is not None:
             self.progress(key)
@@ -367,7 +368,7 @@ def _build(
         t1 = time.perf_counter()
         if asm.add(sources[idx].name, result) and linker is not None:
             linker.merge_counts(result.counts)
-            events.append((result.info.key, result.events))
+            events.append((result.code.info.key, result.events))
         timings.assemble += time.perf_counter() - t1
     t2 = time.perf_counter()
     timings.parse = t2 - t0 - timings.assemble

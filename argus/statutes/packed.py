@@ -1,12 +1,12 @@
 """One code's part of the statute graph as compact arrays: what a build's worker sends the building process.
 
-A worker makes everything of one file in one pass (:func:`pack_source`): it parses the XML, splits
-the Sätze, reads the references in every § and resolves those that stay within the code
-(:meth:`~argus.statutes.resolve.CitationLinker.read_code`), then packs the result. The pack holds
-node ids as one list of strings; node types, parents, sections and offsets as arrays; labels as
-indexes into a table of the code's distinct labels; only the few large nodes (the code, its units
-and §§) as attribute dicts; and the references as events. Pickled, that is a fraction of the
-size and of the (un)pickling time of a dict per node.
+A worker makes everything of one file in one pass (:func:`pack_source`): it parses the XML into
+columns (:class:`~argus.statutes.parser.ParsedCode`: node ids as a list of strings; types,
+parents, sections and offsets as arrays; labels as indexes into a table of the code's distinct
+labels; only the few large nodes, the code, its units and §§, as attribute dicts), reads the
+references in every § and resolves those that stay within the code
+(:meth:`~argus.statutes.resolve.CitationLinker.read_code`, on :class:`CodeNodes`). Pickled, that is a
+fraction of the size and of the (un)pickling time of a dict per node.
 
 The building process turns a pack into networkx's adjacency dicts (:func:`add_to_graph`), creating
 each attribute dict once, in its final size, with shared (interned) labels and offsets.
@@ -14,57 +14,68 @@ each attribute dict once, in its final size, with shared (interned) labels and o
 
 from __future__ import annotations
 
-import time
-from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import networkx as nx
 
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, contains_edge
-from argus.statutes.parser import CodeInfo, ParsedCode, ParseIssue, parse_code
+from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode, ParseIssue, parse_code
 from argus.statutes.resolve import CitationLinker, CitationReport
 
 ROOT_ID = "root"
 
 _ABSATZ, _SATZ = int(Level.ABSATZ), int(Level.SATZ)
-_LEVEL_OF_TYPE = {lvl.type_name: int(lvl) for lvl in Level}
 _TYPE_OF_LEVEL = {int(lvl): lvl.type_name for lvl in Level}
 _CONTAINS = {int(lvl): contains_edge(lvl) for lvl in Level}
-_PRINTED, _IMPLICIT, _REPEALED = 1, 2, 4  #: an Absatz's flags
 #: Shared int objects for offsets and orders (most are below this): the graph holds millions.
 _INTS = list(range(1 << 17))
 
 
 @dataclass
 class PackedCode:
-    """One parsed code, ready for :func:`add_to_graph` (see the module docstring)."""
+    """A parsed code (its layouts left in the worker) and its references, for :func:`add_to_graph`."""
 
-    info: CodeInfo
-    issues: list[ParseIssue]
-    sections: dict[tuple[str, str], str]
-    ids: list[str]  #: node ids in document order (the ``order`` attribute is the position)
-    types: bytes  #: each node's :class:`Level`
-    parents: array  #: each node's parent (position; -1: the root)
-    large: list[dict]  #: attributes of the code, unit and § nodes, in order
-    #: Absätze, Sätze and list items, in order: label (index into ``label_table``), § (position),
-    #: start, end, Absatz flags
-    labels: array
-    label_table: list[str]
-    secs: array
-    starts: array
-    ends: array
-    flags: bytes
-    events: list = field(default_factory=list)  #: references (``CitationLinker.read_code``)
-    counts: CitationReport | None = None  #: the worker's counts (mentions, unresolved, unknown laws)
-    seconds: float = 0.0  #: time the worker spent on the file
+    code: ParsedCode
+    events: list  #: references (``CitationLinker.read_code``)
+    counts: CitationReport | None  #: the worker's counts (mentions, unresolved, unknown laws)
+
+
+class CodeNodes:
+    """What resolving a reference looks up about nodes, answered from one parsed code's columns
+    (the worker's counterpart of :class:`argus.statutes.resolve.GraphNodes`)."""
+
+    __slots__ = ("ids", "_code", "_children", "attrs")
+
+    def __init__(self, code: ParsedCode) -> None:
+        self.ids = code.index  #: node id -> position; ``in`` tells whether a node exists
+        self._code = code
+        self._children: dict[int, list[str]] | None = None
+        #: all attributes of a § (or a unit: the nodes that have a dict here besides the code)
+        self.attrs = code.containers.__getitem__
+
+    def type(self, node: str) -> str:
+        return _TYPE_OF_LEVEL[self._code.types[self.ids[node]]]
+
+    def parent(self, node: str) -> str | None:
+        p = self._code.parents[self.ids[node]]
+        return self._code.ids[p] if p >= 0 else None
+
+    def children(self, node: str) -> list[str]:
+        if self._children is None:
+            children: dict[int, list[str]] = {}
+            ids = self._code.ids
+            for nid, p in zip(ids, self._code.parents):
+                if p >= 0:
+                    children.setdefault(p, []).append(nid)
+            self._children = children
+        return self._children.get(self.ids[node], [])
 
 
 def pack_source(source: XmlSource, registry: CodeRegistry | None) -> PackedCode | list[ParseIssue]:
     """Parse one source and, with a ``registry`` (every code of the build), read and resolve its
     references; its issues when it does not parse."""
-    t0 = time.perf_counter()
     try:
         data = source.read()
     except OSError as exc:
@@ -72,69 +83,15 @@ def pack_source(source: XmlSource, registry: CodeRegistry | None) -> PackedCode 
     parsed = parse_code(data, source.name)
     if not isinstance(parsed, ParsedCode):
         return parsed
-    pack = _pack(parsed)
+    events, counts = [], None
     if registry is not None:
-        nodes = dict(parsed.nodes)
-        succ: dict[str, dict] = {n: {} for n in nodes}
-        for u, v, k in parsed.edges:
-            succ[u][v] = (k,)
-        linker = CitationLinker(
-            None, registry, {parsed.info.key: parsed.sections}, local_code=parsed.info.key, nodes=nodes, succ=succ
-        )
-        pack.events = linker.read_code(parsed.layouts)
-        pack.counts = linker.report
-    pack.seconds = time.perf_counter() - t0
-    return pack
-
-
-def _pack(parsed: ParsedCode) -> PackedCode:
-    ids = [n for n, _ in parsed.nodes]
-    index = dict(zip(ids, range(len(ids))))
-    types = bytearray()
-    parents = array("i")
-    large: list[dict] = []
-    labels = array("i")
-    label_index: dict[str, int] = {}
-    secs, starts, ends = array("i"), array("i"), array("i")
-    flags = bytearray()
-    level_of = _LEVEL_OF_TYPE
-    for _, a in parsed.nodes:
-        t = level_of[a["type"]]
-        types.append(t)
-        parent = a.get("parent")
-        parents.append(-1 if parent is None else index[parent])
-        if t < _ABSATZ:
-            large.append(a)
-            continue
-        label = a["label"]
-        li = label_index.get(label)
-        if li is None:
-            li = label_index[label] = len(label_index)
-        labels.append(li)
-        secs.append(index[a["section"]])
-        starts.append(a["start"])
-        ends.append(a["end"])
-        if t == _ABSATZ:
-            flags.append(
-                (_PRINTED if a["printed"] else 0) | (_IMPLICIT if a["implicit"] else 0) | (_REPEALED if a["repealed"] else 0)
-            )
-        else:
-            flags.append(0)
-    return PackedCode(
-        parsed.info,
-        parsed.issues,
-        parsed.sections,
-        ids,
-        bytes(types),
-        parents,
-        large,
-        labels,
-        list(label_index),
-        secs,
-        starts,
-        ends,
-        bytes(flags),
-    )
+        key = parsed.info.key
+        table = CodeNodes(parsed)
+        linker = CitationLinker(None, registry, {key: parsed.sections}, local_code=key, table=table)
+        events = linker.read_code(parsed.layouts)
+        counts = linker.report
+    parsed.layouts, parsed.index, parsed.containers = [], {}, {}  # the building process needs none of them
+    return PackedCode(parsed, events, counts)
 
 
 def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, str]) -> None:
@@ -147,14 +104,15 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
     million entries misses the CPU cache at every step. ``interned`` maps labels to one shared
     string (kept across packs).
     """
-    ids = pack.ids
-    code = pack.info.key
+    parsed = pack.code
+    ids = parsed.ids
+    code = parsed.info.key
     ints = _INTS
     n_ints = len(ints)
-    table = [interned.setdefault(label, label) for label in pack.label_table]
-    labels, secs, starts, ends, flags = pack.labels, pack.secs, pack.starts, pack.ends, pack.flags
-    types, parents = pack.types, pack.parents
-    large = iter(pack.large)
+    table = [interned.setdefault(label, label) for label in parsed.label_table]
+    labels, secs, starts, ends, flags = parsed.labels, parsed.secs, parsed.starts, parsed.ends, parsed.flags
+    types, parents = parsed.types, parsed.parents
+    large = iter(parsed.large)
     type_of = _TYPE_OF_LEVEL
     contains = _CONTAINS
     nodes: dict[str, dict] = {}
@@ -176,12 +134,12 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
                 f = flags[j]
                 nodes[nid] = {
                     "label": table[labels[j]],
-                    "printed": f & _PRINTED != 0,
-                    "implicit": f & _IMPLICIT != 0,
+                    "printed": f & PRINTED != 0,
+                    "implicit": f & IMPLICIT != 0,
                     "section": ids[secs[j]],
                     "start": start,
                     "end": end,
-                    "repealed": f & _REPEALED != 0,
+                    "repealed": f & REPEALED != 0,
                     "type": "absatz",
                     "code": code,
                     "order": ints[i] if i < n_ints else i,

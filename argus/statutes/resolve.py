@@ -14,7 +14,8 @@ import bisect
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field, replace
 
 import networkx as nx
@@ -29,6 +30,9 @@ from argus.statutes.citations import (
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.model import Level, cites_edge
 from argus.statutes.parser import TOC_KINDS, SectionLayout
+
+if TYPE_CHECKING:
+    from argus.statutes.packed import CodeNodes
 
 _SEG = {
     Level.ABSATZ: "/abs",
@@ -110,11 +114,38 @@ class CitationReport:
         return rep
 
 
+class GraphNodes:
+    """What resolving a reference looks up about nodes, answered from a graph's dicts.
+
+    A build's worker answers the same from one code's columns
+    (:class:`argus.statutes.packed.CodeNodes`)."""
+
+    __slots__ = ("ids", "_node", "_succ")
+
+    def __init__(self, graph: nx.MultiDiGraph) -> None:
+        # the plain dicts of networkx (``G._node``, ``G._succ``): views cost 3x more in these hot paths
+        self._node = self.ids = graph._node  #: ``in`` tells whether a node exists
+        self._succ = graph._succ
+
+    def type(self, node: str) -> str:
+        return self._node[node]["type"]
+
+    def parent(self, node: str) -> str | None:
+        return self._node[node].get("parent")
+
+    def attrs(self, node: str) -> dict:
+        """All attributes (asked of §§ only)."""
+        return self._node[node]
+
+    def children(self, node: str) -> list[str]:
+        """Hierarchy children in document order."""
+        return [v for v, keys in self._succ[node].items() if any(k.startswith("contains_") for k in keys)]
+
+
 class ProvisionLocator:
     """Walks node ids downwards: ids are paths, so a child is found by composing its id.
 
-    Works on a graph, or (``nodes``/``succ`` instead of ``graph``) on one code's node attributes
-    and hierarchy children, as a worker process of a build holds them
+    Works on a graph, or (``table`` instead of ``graph``) on one code of a build's worker
     (:mod:`argus.statutes.packed`)."""
 
     def __init__(
@@ -122,13 +153,11 @@ class ProvisionLocator:
         graph: nx.MultiDiGraph | None,
         sections: dict[str, dict[tuple[str, str], str]],
         *,
-        nodes: Mapping[str, dict] | None = None,
-        succ: Mapping[str, Mapping] | None = None,
+        table: GraphNodes | CodeNodes | None = None,
     ) -> None:
         self.graph = graph
-        # The plain attribute dict of networkx (``G._node``): NodeView lookups cost 3x more in this hot path.
-        self.nodes = graph._node if graph is not None else nodes
-        self._succ = graph._succ if graph is not None else succ  # likewise the plain adjacency dicts
+        self.table = table if table is not None else GraphNodes(graph)
+        self.ids = self.table.ids
         self.sections = sections
         self._ordered: dict[str, tuple[list[int], list[str]]] = {}
 
@@ -142,22 +171,15 @@ class ProvisionLocator:
         return sid
 
     def level_of(self, node: str) -> Level:
-        return _TYPE_LEVEL.get(self.nodes[node]["type"], Level.CODE)
+        return _TYPE_LEVEL.get(self.table.type(node), Level.CODE)
 
     def _sub(self, node: str, level: Level, label: str) -> str | None:
         cand = node + _SEG[level] + label
-        return cand if cand in self.nodes else None
+        return cand if cand in self.ids else None
 
     def _ordered_children(self, node: str, level: Level) -> list[str]:
         prefix = node + _SEG[level]
-        out = []
-        for v, keys in self._succ[node].items():
-            if v.startswith(prefix):
-                for k in keys:
-                    if k.startswith("contains_"):
-                        out.append(v)
-                        break
-        return out
+        return [v for v in self.table.children(node) if v.startswith(prefix)]
 
     def child(self, node: str, level: Level, label: str, hint: str | None = None) -> str | None:
         """The ``level`` node labelled ``label`` under ``node``, looking through levels a citation may skip.
@@ -211,7 +233,7 @@ class ProvisionLocator:
 
     def siblings_range(self, first: str, last_label: str) -> list[str]:
         """Nodes from ``first`` to the sibling labelled ``last_label`` in document order ("bis")."""
-        parent = self.nodes[first].get("parent")
+        parent = self.table.parent(first)
         if parent is None:
             return [first]
         level = self.level_of(first)
@@ -233,12 +255,13 @@ class ProvisionLocator:
         last = self.section(code, last_number, kind)
         if last is None:
             return [first_sid]
-        o1, o2 = self.nodes[first_sid]["order"], self.nodes[last]["order"]
+        attrs = self.table.attrs
+        o1, o2 = attrs(first_sid)["order"], attrs(last)["order"]
         if o2 <= o1:
             return [first_sid]
         if code not in self._ordered:
-            ordered = sorted(set(self.sections.get(code, {}).values()), key=lambda sid: self.nodes[sid]["order"])
-            self._ordered[code] = ([self.nodes[sid]["order"] for sid in ordered], ordered)
+            ordered = sorted(set(self.sections.get(code, {}).values()), key=lambda sid: attrs(sid)["order"])
+            self._ordered[code] = ([attrs(sid)["order"] for sid in ordered], ordered)
         orders, sids = self._ordered[code]
         i = bisect.bisect_left(orders, o1)
         j = bisect.bisect_right(orders, o2)
@@ -260,8 +283,8 @@ DEFER = None
 class CitationLinker:
     """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code).
 
-    In a build's worker process (``local_code`` set, ``nodes``/``succ`` of that one code instead of
-    a graph) it resolves what stays within the code and records the rest for the building process:
+    In a build's worker process (``local_code`` set, the ``table`` of that one code's nodes instead
+    of a graph) it resolves what stays within the code and records the rest for the building process:
     :meth:`read_code` returns the code's references as *events*, :meth:`add_events` turns them into
     edges there, in the order a serial :meth:`link` would have added them.
     """
@@ -273,13 +296,13 @@ class CitationLinker:
         sections: dict[str, dict[tuple[str, str], str]],
         *,
         local_code: str | None = None,
-        nodes: Mapping[str, dict] | None = None,
-        succ: Mapping[str, Mapping] | None = None,
+        table: CodeNodes | None = None,
     ) -> None:
         self.graph = graph
         self.registry = registry
-        self.locator = ProvisionLocator(graph, sections, nodes=nodes, succ=succ)
-        self.nodes = self.locator.nodes
+        self.locator = ProvisionLocator(graph, sections, table=table)
+        self.table = self.locator.table
+        self.nodes = graph._node if graph is not None else None  #: the graph's attribute dicts
         self.parser = ReferenceParser(registry, Style.STATUTE)
         self.report = CitationReport()
         self.local_code = local_code
@@ -382,12 +405,12 @@ class CitationLinker:
         """
         events: list = []
         self._events, self._event_examples = events, 0
-        nodes = self.nodes
+        attrs_of, type_of = self.table.attrs, self.table.type
         parse = self.parser.parse
         code_key = self.local_code
         for layout in layouts:
             sid = layout.section_id
-            sec = nodes[sid]
+            sec = attrs_of(sid)
             first = reference_scan_start(layout, sec)
             if first is None:
                 continue
@@ -407,7 +430,7 @@ class CitationLinker:
                     )  # fmt: skip
                     continue
                 found = tuple(
-                    (target, _CITES_BY_TYPE.get(nodes[target]["type"], _CITES_SECTION), complete)
+                    (target, _CITES_BY_TYPE.get(type_of(target), _CITES_SECTION), complete)
                     for target, complete in targets
                     if target != satz
                 )
@@ -565,19 +588,19 @@ class CitationLinker:
         return None
 
     def _relative_anchor(self, top: Level, section: str, satz: str, origin: str) -> str | None:
-        nodes = self.nodes
+        table = self.table
         if top is Level.ABSATZ:
             return section
-        absatz = nodes[satz]["parent"]
+        absatz = table.parent(satz)
         if top in (Level.SATZ, Level.NUMMER):
             return absatz
         # Buchstabe / Doppelbuchstabe: the enclosing Nummer (or Buchstabe) of the mention
         node = origin
         want = "nummer" if top is Level.BUCHSTABE else "buchstabe"
-        while node != satz and node in nodes:
-            if nodes[node]["type"] == want:
+        while node != satz and node in table.ids:
+            if table.type(node) == want:
                 return node
-            node = nodes[node]["parent"]
+            node = table.parent(node)
         return satz
 
     def _unresolved(self, ref: Reference, code: str, satz: str, text: str) -> None:
