@@ -24,7 +24,7 @@ from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, ProvisionCitation
 from argus.statutes.packed import ROOT_ID, PackedCode, add_to_graph
 from argus.statutes.parser import TOC_KINDS, CodeInfo, ParseIssue, read_code_info
-from argus.statutes.resolve import CitationLinker, CitationReport, ProvisionLocator
+from argus.statutes.resolve import CitationLinker, CitationReport, CodeReferences, ProvisionLocator
 from argus.statutes.storage import atomic_open
 from argus.statutes.writers import write_graphml, write_json
 
@@ -362,20 +362,22 @@ def _build(
     timings = BuildTimings()
     asm = _Assembler(progress)
     linker = CitationLinker(asm.graph, registry, asm.sections) if registry is not None else None
-    events: list[tuple[str, list]] = []  #: (code key, events) of the graph's codes, in order
+    #: (code key, node ids, references) of the graph's codes, in order
+    refs: list[tuple[str, list[str], CodeReferences] | None] = []
     t0 = time.perf_counter()
     for idx, result in parallel.packed_sources(sources, registry, workers):
         t1 = time.perf_counter()
         if asm.add(sources[idx].name, result) and linker is not None:
             linker.merge_counts(result.counts)
-            events.append((result.code.info.key, result.events))
+            refs.append((result.code.info.key, result.code.ids, result.refs))
         timings.assemble += time.perf_counter() - t1
     t2 = time.perf_counter()
     timings.parse = t2 - t0 - timings.assemble
     sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
     if linker is not None:
-        for key, code_events in events:
-            linker.add_events(key, code_events)
+        for i, (key, ids, code_refs) in enumerate(refs):
+            linker.add_events(key, ids, code_refs)
+            refs[i] = None  # the memory goes to the next codes' edges
         sg.citation_report = linker.finish()
         timings.citations = time.perf_counter() - t2
     return sg

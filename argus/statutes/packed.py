@@ -22,7 +22,7 @@ from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, contains_edge
 from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode, ParseIssue, parse_code
-from argus.statutes.resolve import CitationLinker, CitationReport
+from argus.statutes.resolve import CitationLinker, CitationReport, CodeReferences
 
 ROOT_ID = "root"
 
@@ -38,7 +38,7 @@ class PackedCode:
     """A parsed code (its layouts left in the worker) and its references, for :func:`add_to_graph`."""
 
     code: ParsedCode
-    events: list  #: references (``CitationLinker.read_code``)
+    refs: CodeReferences | None  #: its references (``CitationLinker.read_code``), with citations
     counts: CitationReport | None  #: the worker's counts (mentions, unresolved, unknown laws)
 
 
@@ -83,15 +83,15 @@ def pack_source(source: XmlSource, registry: CodeRegistry | None) -> PackedCode 
     parsed = parse_code(data, source.name)
     if not isinstance(parsed, ParsedCode):
         return parsed
-    events, counts = [], None
+    refs = counts = None
     if registry is not None:
         key = parsed.info.key
         table = CodeNodes(parsed)
         linker = CitationLinker(None, registry, {key: parsed.sections}, local_code=key, table=table)
-        events = linker.read_code(parsed.layouts)
+        refs = linker.read_code(parsed.layouts)
         counts = linker.report
     parsed.layouts, parsed.index, parsed.containers = [], {}, {}  # the building process needs none of them
-    return PackedCode(parsed, events, counts)
+    return PackedCode(parsed, refs, counts)
 
 
 def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
@@ -278,6 +279,35 @@ def reference_scan_start(layout: SectionLayout, section_attrs: dict) -> int | No
 
 #: What :meth:`CitationLinker._targets` returns, in a worker, for a reference into another code.
 DEFER = None
+_RESOLVED, _DEFERRED, _EXAMPLE = 0, 1, 2
+
+
+@dataclass
+class CodeReferences:
+    """The references of one code as a build's worker read them (:meth:`CitationLinker.read_code`),
+    in columns: nodes by their position in the code, strings that repeat by index into a table.
+
+    ``ops`` has one entry per event in text order: a reference resolved within the code (its
+    Satz, origin, mention, designator kind, whether it is relative, and ``count`` targets with
+    their edge key and whether they are as deep as written), one into another code (a tuple in
+    ``deferred``: Satz, origin, §, span, path fields, designator kind, code, text and span), or an
+    unresolved reference's example (in ``examples``).
+    """
+
+    ops: bytearray = field(default_factory=bytearray)
+    satz: array = field(default_factory=lambda: array("i"))
+    origin: array = field(default_factory=lambda: array("i"))
+    mention: list[str] = field(default_factory=list)
+    kind: bytearray = field(default_factory=bytearray)
+    relative: bytearray = field(default_factory=bytearray)
+    count: array = field(default_factory=lambda: array("i"))
+    target: array = field(default_factory=lambda: array("i"))
+    key: bytearray = field(default_factory=bytearray)
+    complete: bytearray = field(default_factory=bytearray)
+    deferred: list[tuple] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+    kinds: dict[str, int] = field(default_factory=dict)  #: designator kind -> index in ``kind``
+    keys: dict[str, int] = field(default_factory=dict)  #: edge key -> index in ``key``
 
 
 class CitationLinker:
@@ -307,8 +337,7 @@ class CitationLinker:
         self.report = CitationReport()
         self.local_code = local_code
         self._context_cache: dict[str, Designator | None] = {}
-        self._edges: dict[tuple[str, str, str], dict] = {}  #: (satz, target, key) -> attrs, first mention wins
-        self._events: list | None = None  #: in :meth:`read_code`: the events, unresolved examples among them
+        self._events: CodeReferences | None = None  #: in :meth:`read_code`: what it returns
         self._event_examples = 0
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
@@ -373,41 +402,71 @@ class CitationLinker:
         self, satz: str, origin: str, mention: str, ref: Reference, code_key: str, targets: list[tuple[str, bool]]
     ) -> None:
         nodes = self.nodes
-        edges = self._edges
         kind = ref.designator.kind
         relative = ref.path.top is not Level.SECTION
         for target, complete in targets:
             if target == satz:
                 continue
             t_attrs = nodes[target]
-            key = _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION)
-            if (satz, target, key) in edges:
-                continue  # the first mention of a target wins
-            edges[satz, target, key] = {
-                "type": key,
-                "mention": mention,
-                "origin": origin,
-                "cross_code": t_attrs["code"] != code_key,
-                "partial": not complete,
-                "designator": kind,
-                "relative": relative,
-            }
+            self._add_edge(
+                satz, target, _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION), mention, origin,
+                t_attrs["code"] != code_key, complete, kind, relative,
+            )  # fmt: skip
+
+    def _add_edge(
+        self,
+        satz: str,
+        target: str,
+        key: str,
+        mention: str,
+        origin: str,
+        cross_code: bool,
+        complete: bool,
+        kind: str,
+        relative: bool,
+    ) -> None:
+        """Add one ``cites_*`` edge to the graph, unless an earlier mention in the Satz added it.
+
+        Edges go in as they are resolved, codes in build order and each code's references in text
+        order: the graph's successor and predecessor orders are those of one pass over all."""
+        succ_u = self.graph._succ[satz]
+        keydict = succ_u.get(target)
+        if keydict is None:
+            keydict = succ_u[target] = {}
+            self.graph._pred[target][satz] = keydict
+        elif key in keydict:
+            return  # the first mention of a target wins
+        keydict[key] = {
+            "type": key,
+            "mention": mention,
+            "origin": origin,
+            "cross_code": cross_code,
+            "partial": not complete,
+            "designator": kind,
+            "relative": relative,
+        }
+        report = self.report
+        report.edges += 1
+        report.by_target[key] += 1
+        if cross_code:
+            report.cross_code += 1
+        else:
+            report.intra_code += 1
+        if not complete:
+            report.partial += 1
+        if relative:
+            report.relative += 1
 
     # -- a build's worker process and its building process ----------------------------------------
-    def read_code(self, layouts: list[SectionLayout]) -> list:
-        """A worker's part for its code (``local_code``): read every §'s references and resolve
-        those that stay within the code; return them as events for :meth:`add_events`.
-
-        An event is an unresolved example (a string), ``(0, satz, origin, mention, designator
-        kind, relative, ((target, key, complete), …))`` for a resolved reference, or ``(1, satz,
-        origin, section, span start, span end, path fields, designator kind, code, text, span)``
-        for one into another code (the building process resolves it).
-        """
-        events: list = []
-        self._events, self._event_examples = events, 0
-        attrs_of, type_of = self.table.attrs, self.table.type
+    def read_code(self, layouts: list[SectionLayout]) -> CodeReferences:
+        """A worker's part for its code (``local_code``): read every §'s references, resolve those
+        that stay within the code, and keep the rest for the building process (:meth:`add_events`)."""
+        out = CodeReferences()
+        self._events, self._event_examples = out, 0
+        attrs_of, type_of, pos = self.table.attrs, self.table.type, self.table.ids
         parse = self.parser.parse
         code_key = self.local_code
+        ops, kinds, keys = out.ops, out.kinds, out.keys
         for layout in layouts:
             sid = layout.section_id
             sec = attrs_of(sid)
@@ -422,56 +481,67 @@ class CitationLinker:
                 targets = self._targets(ref, code_key, sid, satz, origin, text)
                 if targets is DEFER:
                     p, d = ref.path, ref.designator
-                    events.append(
-                        (1, satz, origin, sid, ref.span[0], ref.span[1],
+                    ops.append(_DEFERRED)
+                    out.deferred.append(
+                        (pos[satz], pos[origin], pos[sid], ref.span[0], ref.span[1],
                          (p.kind, p.article, p.section, p.absatz, p.satz, p.nummer, p.buchstabe, p.doppelbuchstabe,
                           p.range_end, p.following),
                          d.kind, d.code, d.text, d.span)
                     )  # fmt: skip
                     continue
-                found = tuple(
-                    (target, _CITES_BY_TYPE.get(type_of(target), _CITES_SECTION), complete)
-                    for target, complete in targets
-                    if target != satz
-                )
-                if found:
-                    events.append(
-                        (0, satz, origin, text[ref.span[0] : ref.span[1]], ref.designator.kind,
-                         ref.path.top is not Level.SECTION, found)
-                    )  # fmt: skip
-        self._events = None
-        return events
-
-    def add_events(self, code_key: str, events: list) -> None:
-        """Add a code's events (from a worker's :meth:`read_code`) in the building process: every code
-        of the graph must be in it, the codes' events must come in build order."""
-        edges = self._edges
-        examples = self.report.unresolved_examples
-        for ev in events:
-            if ev.__class__ is str:
-                if len(examples) < _EXAMPLES:
-                    examples.append(ev)
-            elif ev[0] == 0:
-                _, satz, origin, mention, kind, relative, found = ev
-                for target, key, complete in found:
-                    if (satz, target, key) in edges:
+                count = 0
+                for target, complete in targets:
+                    if target == satz:
                         continue
-                    edges[satz, target, key] = {
-                        "type": key,
-                        "mention": mention,
-                        "origin": origin,
-                        "cross_code": False,
-                        "partial": not complete,
-                        "designator": kind,
-                        "relative": relative,
-                    }
-            else:
-                _, satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = ev
+                    key = _CITES_BY_TYPE.get(type_of(target), _CITES_SECTION)
+                    out.target.append(pos[target])
+                    out.key.append(keys.setdefault(key, len(keys)))
+                    out.complete.append(complete)
+                    count += 1
+                if count:
+                    ops.append(_RESOLVED)
+                    out.satz.append(pos[satz])
+                    out.origin.append(pos[origin])
+                    out.mention.append(text[ref.span[0] : ref.span[1]])
+                    out.kind.append(kinds.setdefault(ref.designator.kind, len(kinds)))
+                    out.relative.append(ref.path.top is not Level.SECTION)
+                    out.count.append(count)
+        self._events = None
+        return out
+
+    def add_events(self, code_key: str, ids: list[str], refs: CodeReferences) -> None:
+        """Add a code's references (a worker's :meth:`read_code`; ``ids`` its node ids by position) in
+        the building process: every code of the graph must be in it, the codes must come in build order."""
+        examples = self.report.unresolved_examples
+        add_edge = self._add_edge
+        kinds, keys = list(refs.kinds), list(refs.keys)
+        satz_, origin_, mention_, kind_, relative_, count_ = (
+            refs.satz, refs.origin, refs.mention, refs.kind, refs.relative, refs.count
+        )  # fmt: skip
+        target_, key_, complete_ = refs.target, refs.key, refs.complete
+        i = t = d = x = 0
+        for op in refs.ops:
+            if op == _RESOLVED:
+                satz, origin, mention = ids[satz_[i]], ids[origin_[i]], mention_[i]
+                kind, relative = kinds[kind_[i]], relative_[i] != 0
+                for t in range(t, t + count_[i]):
+                    add_edge(satz, ids[target_[t]], keys[key_[t]], mention, origin, False, complete_[t] != 0, kind,
+                             relative)  # fmt: skip
+                t += 1
+                i += 1
+            elif op == _DEFERRED:
+                satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = refs.deferred[d]
+                d += 1
+                satz, origin, sid = ids[satz], ids[origin], ids[sid]
                 ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
                 text = self.nodes[sid]["text"]
                 targets = self._targets(ref, code_key, sid, satz, origin, text)
                 if targets:
                     self._add_edges(satz, origin, text[r_start:r_end], ref, code_key, targets)
+            else:
+                if len(examples) < _EXAMPLES:
+                    examples.append(refs.examples[x])
+                x += 1
 
     def merge_counts(self, other: CitationReport) -> None:
         """Add a worker's counts of mentions, unresolved references and laws outside the corpus."""
@@ -482,29 +552,8 @@ class CitationLinker:
         report.unknown_designators.update(other.unknown_designators)
 
     def finish(self) -> CitationReport:
-        """Add the collected ``cites_*`` edges to the graph and count them."""
-        edges, self._edges = self._edges, {}
-        succ, pred = self.graph._succ, self.graph._pred  # direct insertion, as in graph._add_tree
-        report = self.report
-        by_target = report.by_target
-        for (u, v, k), attrs in edges.items():
-            keydict = succ[u].get(v)
-            if keydict is None:
-                keydict = {}
-                succ[u][v] = keydict
-                pred[v][u] = keydict
-            keydict[k] = attrs
-            report.edges += 1
-            by_target[k] += 1
-            if attrs["cross_code"]:
-                report.cross_code += 1
-            else:
-                report.intra_code += 1
-            if attrs["partial"]:
-                report.partial += 1
-            if attrs["relative"]:
-                report.relative += 1
-        return report
+        """The report of the edges added (they are in the graph already)."""
+        return self.report
 
     def _targets(
         self, ref: Reference, code_key: str, section_id: str, satz: str, origin: str, text: str
@@ -610,10 +659,11 @@ class CitationLinker:
             if len(sink) >= _EXAMPLES:
                 return
         else:
-            sink = self._events
             if self._event_examples >= _EXAMPLES:
                 return
             self._event_examples += 1
+            self._events.ops.append(_EXAMPLE)
+            sink = self._events.examples
         s, e = ref.span
         sink.append(
             f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
