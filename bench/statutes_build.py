@@ -1,7 +1,9 @@
 """Benchmark: statute-graph build time, JSON write time and memory, for the 83-code subset and the full corpus.
 
-For each corpus the XML is first read into memory (the archive is streamed through zstd, never
-unpacked to disk), then, each in a fresh subprocess so peak memory is not shared:
+For each corpus the XML is first read into memory (the archive is streamed through zstd), or
+with ``--sources files`` the build gets it as files on disk instead (the archive unpacked once into
+a temporary folder, in archive order; what ``argus statutes build --corpus <folder>`` does), so the
+XML is not part of the build's memory. Then, each in a fresh subprocess so peak memory is not shared:
 
 - ``plain``: lxml parses every file and does nothing else (the reference);
 - ``build``: the full build — hierarchy, Satz splitting, citation edges (intra- and cross-code) —
@@ -53,15 +55,34 @@ def _peak_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
-def _load(corpus: str):
+def _load(corpus: str, folder: str | None = None):
+    """The corpus's sources: XML in memory, or with a ``folder`` (the unpacked archive; any value
+    for the subset) files."""
     from argus.statutes.corpus import XmlSource, archive_sources, subset_sources
 
     t0 = time.perf_counter()
     if corpus == "subset":
-        sources = [XmlSource(s.name, data=s.read()) for s in subset_sources()]
+        sources = subset_sources()
+        if folder is None:
+            sources = [XmlSource(s.name, data=s.read()) for s in sources]
+    elif folder is not None:
+        names = (Path(folder) / "ORDER").read_text().split("\n")
+        sources = [XmlSource(name, Path(folder) / name) for name in names]
     else:
         sources = list(archive_sources())
     return sources, time.perf_counter() - t0
+
+
+def _unpack(tmp: str) -> str:
+    """The corpus archive's XML files in ``tmp``, and their order in the archive in ``tmp/ORDER``."""
+    from argus.statutes.corpus import archive_sources
+
+    names = []
+    for source in archive_sources():
+        (Path(tmp) / source.name).write_bytes(source.read())
+        names.append(source.name)
+    (Path(tmp) / "ORDER").write_text("\n".join(names))
+    return tmp
 
 
 def _build(sources, out: dict, graphml: bool) -> None:
@@ -108,8 +129,8 @@ def _build(sources, out: dict, graphml: bool) -> None:
     out["layout_hash"] = layout_digest(sg)
 
 
-def measure(corpus: str, mode: str, graphml: bool) -> dict:
-    sources, t_read = _load(corpus)
+def measure(corpus: str, mode: str, graphml: bool, folder: str | None) -> dict:
+    sources, t_read = _load(corpus, folder if mode == "build" else None)
     rss_before = _rss_mb()
     out = {"corpus": corpus, "mode": mode, "files": len(sources), "read_s": round(t_read, 2)}
     if mode == "plain":
@@ -157,10 +178,12 @@ def _pss_mb(pid: int) -> float:
     return 0.0
 
 
-def _run_child(corpus: str, mode: str, graphml: bool) -> dict:
+def _run_child(corpus: str, mode: str, graphml: bool, folder: str | None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", corpus, "--mode", mode]
     if graphml:
         cmd.append("--graphml")
+    if folder:
+        cmd += ["--folder", folder]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     peak = [0.0]
     sampling = threading.Event()
@@ -194,25 +217,34 @@ def main() -> None:
     ap.add_argument("--mode", choices=["plain", "build"], help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (the fastest is kept)")
     ap.add_argument("--graphml", action="store_true", help="also time the GraphML write")
+    ap.add_argument(
+        "--sources", choices=["memory", "files"], default="memory", help="the build gets the XML in memory, or as files"
+    )
+    ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.mode:  # child process
-        print(json.dumps(measure(args.corpus, args.mode, args.graphml)))
+        print(json.dumps(measure(args.corpus, args.mode, args.graphml, args.folder)))
         return
     corpora = ["subset", "full"] if args.corpus == "both" else [args.corpus]
     rows = []
-    for corpus in corpora:
-        results = {}
-        for mode in ("plain", "build"):
-            best = None
-            for _ in range(args.repeat):
-                res = _run_child(corpus, mode, args.graphml)
-                if best is None or res["seconds"] < best["seconds"]:
-                    best = res
-            results[mode] = best
-        build, plain = results["build"], results["plain"]
-        build["plain_lxml_s"] = plain["seconds"]
-        build["ratio_build_to_plain"] = round(build["seconds"] / plain["seconds"], 2) if plain["seconds"] else None
-        rows.append(build)
+    with tempfile.TemporaryDirectory(prefix="statutes-corpus-") as tmp:
+        for corpus in corpora:
+            folder = None  # with files: the unpacked archive (the subset is files already)
+            if args.sources == "files":
+                folder = _unpack(tmp) if corpus == "full" else "subset"
+            results = {}
+            for mode in ("plain", "build"):
+                best = None
+                for _ in range(args.repeat):
+                    res = _run_child(corpus, mode, args.graphml, folder)
+                    if best is None or res["seconds"] < best["seconds"]:
+                        best = res
+                results[mode] = best
+            build, plain = results["build"], results["plain"]
+            build["sources"] = args.sources
+            build["plain_lxml_s"] = plain["seconds"]
+            build["ratio_build_to_plain"] = round(build["seconds"] / plain["seconds"], 2) if plain["seconds"] else None
+            rows.append(build)
     import pandas as pd
 
     df = pd.DataFrame(rows).set_index("corpus").T

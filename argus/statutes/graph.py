@@ -268,14 +268,15 @@ def build_statute_graph(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        registry = expected = None
+        job: list = [None]  #: the registry, for _build to take (and let go of once the workers have it)
+        expected = None
         if link_citations:
-            registry, expected = _header_registry(sources)
-        sg = _build(sources, registry, progress, workers)
-        if registry is not None and [_registry_row(c) for c in sg.codes.values()] != expected:
+            job[0], expected = _header_registry(sources)
+        sg = _build(sources, job, progress, workers)
+        if expected is not None and [_registry_row(c) for c in sg.codes.values()] != expected:
             # A file whose header reads but whose body does not parse, or a code whose node id an
             # earlier code's node took: the references must be read with the graph's codes only.
-            sg = _build(sources, CodeRegistry(sg.codes.values()), progress, workers)
+            sg = _build(sources, [CodeRegistry(sg.codes.values())], progress, workers)
         return sg
     finally:
         if was_enabled:
@@ -295,7 +296,9 @@ def _header_registry(sources: list[XmlSource]) -> tuple[CodeRegistry, list[tuple
     node_ids: set[str] = set()
     for source in sources:
         try:
-            data = source.read()
+            data = source.head()  # the header ends within the first 3 kB in the corpus
+            if b"</metadaten>" not in data:
+                data = source.read()
         except OSError:
             continue
         info = read_code_info(data, source.name)
@@ -349,27 +352,44 @@ class _Assembler:
 
 def _build(
     sources: list[XmlSource],
-    registry: CodeRegistry | None,
+    job: list[CodeRegistry | None],
     progress: Callable[[str], None] | None,
     workers: int,
 ) -> StatuteGraph:
-    """One build: packs from ``workers`` processes into the graph; with a ``registry``, citations.
+    """One build: packs from ``workers`` processes into the graph; with a registry (``job[0]``, taken
+    out: the workers hold it, this process does not need it), citations.
 
     Timings are this process's wall-clock: ``parse`` is waiting for the workers (or packing here,
     with one), ``assemble`` putting the packs into the graph, ``citations`` resolving the references
     into other codes and adding the ``cites_*`` edges.
     """
+    registry, job[0] = job[0], None
     timings = BuildTimings()
     asm = _Assembler(progress)
-    linker = CitationLinker(asm.graph, registry, asm.sections) if registry is not None else None
+    # this process only resolves references, it reads none: its linker needs no registry
+    linker = CitationLinker(asm.graph, None, asm.sections) if registry is not None else None
+    packs = parallel.packed_sources(sources, registry, workers)
+    registry = None
     #: (code key, node ids, references) of the graph's codes, in order
     refs: list[tuple[str, list[str], CodeReferences] | None] = []
     t0 = time.perf_counter()
-    for idx, result in parallel.packed_sources(sources, registry, workers):
+    #: references into codes not in the graph yet, by the code they name
+    waiting: dict[str, list[tuple[str, list[str], CodeReferences, int]]] = {}
+    for idx, result in packs:
         t1 = time.perf_counter()
         if asm.add(sources[idx].name, result) and linker is not None:
+            key, ids, code_refs = result.code.info.key, result.code.ids, result.refs
             linker.merge_counts(result.counts)
-            refs.append((result.code.info.key, result.code.ids, result.refs))
+            refs.append((key, ids, code_refs))
+            # resolve references into other codes as soon as those are in the graph
+            for k, deferred in enumerate(code_refs.deferred):
+                named = deferred[7]
+                if named in asm.codes:
+                    linker.resolve_deferred(key, ids, code_refs, k)
+                else:
+                    waiting.setdefault(named, []).append((key, ids, code_refs, k))
+            for args in waiting.pop(key, ()):
+                linker.resolve_deferred(*args)
         timings.assemble += time.perf_counter() - t1
     t2 = time.perf_counter()
     timings.parse = t2 - t0 - timings.assemble

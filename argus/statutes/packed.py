@@ -118,25 +118,23 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
     nodes: dict[str, dict] = {}
     succ: dict[str, dict] = {nid: {} for nid in ids}
     pred: dict[str, dict] = {}
-    j = 0
-    for i, nid in enumerate(ids):
-        t = types[i]
-        p = parents[i]
+    small = zip(map(table.__getitem__, labels), map(ids.__getitem__, secs), starts, ends, flags)
+    root_succ = graph._succ[ROOT_ID]
+    for i, (nid, t, p) in enumerate(zip(ids, types, parents)):
         if t < _ABSATZ:
             nodes[nid] = next(large)
         else:
-            start, end = starts[j], ends[j]
+            label, sec, start, end, f = next(small)
             if start < n_ints:
                 start = ints[start]
             if end < n_ints:
                 end = ints[end]
             if t == _ABSATZ:
-                f = flags[j]
                 nodes[nid] = {
-                    "label": table[labels[j]],
+                    "label": label,
                     "printed": f & PRINTED != 0,
                     "implicit": f & IMPLICIT != 0,
-                    "section": ids[secs[j]],
+                    "section": sec,
                     "start": start,
                     "end": end,
                     "repealed": f & REPEALED != 0,
@@ -147,8 +145,8 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
                 }
             else:
                 nodes[nid] = {
-                    "label": table[labels[j]],
-                    "section": ids[secs[j]],
+                    "label": label,
+                    "section": sec,
                     "start": start,
                     "end": end,
                     "type": type_of[t],
@@ -156,7 +154,6 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
                     "order": ints[i] if i < n_ints else i,
                     "parent": ids[p],
                 }
-            j += 1
         key = contains[t]
         keydict = {key: {"type": key}}
         if p >= 0:
@@ -164,7 +161,7 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
             succ[parent][nid] = keydict
         else:
             parent = ROOT_ID
-            graph._succ[ROOT_ID][nid] = keydict
+            root_succ[nid] = keydict
         pred[nid] = {parent: keydict}
     graph._node.update(nodes)
     graph._succ.update(succ)

@@ -15,8 +15,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
@@ -27,8 +30,8 @@ from argus.statutes.parser import ParseIssue
 #: law), large enough that messages stay few.
 CHUNKS_PER_WORKER = 48
 
-#: What forked workers inherit: the sources and the registry of the build under way.
-_JOB: tuple[Sequence[XmlSource], CodeRegistry | None] | None = None
+#: What forked workers inherit: the sources, the registry and the spool folder of the build under way.
+_JOB: tuple[Sequence[XmlSource], CodeRegistry | None, str] | None = None
 
 
 def default_workers() -> int:
@@ -56,20 +59,35 @@ def packed_sources(
     n = len(sources)
     per_chunk = max(1, -(-n // (workers * CHUNKS_PER_WORKER)))
     chunks = [(lo, min(lo + per_chunk, n)) for lo in range(0, n, per_chunk)]
-    _JOB = (sources, registry)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=gc.disable) as pool:
-            for (lo, _), results in zip(chunks, pool.imap(_pack_chunk, chunks)):
-                for k, result in enumerate(results):
-                    yield lo + k, result
-            pool.close()
-            pool.join()
-    finally:
-        _JOB = None
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(prefix="statute-build-", dir=shm if shm.is_dir() else None) as spool:
+        _JOB = (sources, registry, spool)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=gc.disable) as pool:
+                for (lo, _), path in zip(chunks, pool.imap(_pack_chunk, chunks)):
+                    with open(path, "rb") as fh:
+                        results = pickle.load(fh)
+                    os.unlink(path)
+                    for k, result in enumerate(results):
+                        yield lo + k, result
+                pool.close()
+                pool.join()
+        finally:
+            _JOB = None
 
 
-def _pack_chunk(chunk: tuple[int, int]) -> list[PackedCode | list[ParseIssue]]:
-    """A worker: pack the sources ``chunk`` names (``_JOB`` is the fork's copy of the build's)."""
+def _pack_chunk(chunk: tuple[int, int]) -> str:
+    """A worker: pack the sources ``chunk`` names (``_JOB`` is the fork's copy of the build's) into a
+    file of the spool folder; its path.
+
+    The packs go through a file, not the pool's pipe: the pool reads its pipe in a thread of the
+    building process, 64 kB at a time, each read waiting for the interpreter lock that the building
+    thread holds for milliseconds at a stretch; the workers would spend much of the build blocked
+    on a full pipe."""
     assert _JOB is not None, "statute build worker without a job (not forked?)"
-    sources, registry = _JOB
-    return [pack_source(sources[idx], registry) for idx in range(*chunk)]
+    sources, registry, spool = _JOB
+    packs = [pack_source(sources[idx], registry) for idx in range(*chunk)]
+    path = os.path.join(spool, f"{chunk[0]}.pickle")
+    with open(path, "wb") as fh:
+        pickle.dump(packs, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path

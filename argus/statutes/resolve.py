@@ -308,6 +308,8 @@ class CodeReferences:
     examples: list[str] = field(default_factory=list)
     kinds: dict[str, int] = field(default_factory=dict)  #: designator kind -> index in ``kind``
     keys: dict[str, int] = field(default_factory=dict)  #: edge key -> index in ``key``
+    #: in the building process: ``deferred`` resolved ahead (``CitationLinker.resolve_deferred``)
+    resolved: list | None = None
 
 
 class CitationLinker:
@@ -338,6 +340,8 @@ class CitationLinker:
         self.local_code = local_code
         self._context_cache: dict[str, Designator | None] = {}
         self._events: CodeReferences | None = None  #: in :meth:`read_code`: what it returns
+        self._capture = False  #: in :meth:`_resolve_deferred`: keep an unresolved example in ``_captured``
+        self._captured: str | None = None
         self._event_examples = 0
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
@@ -362,7 +366,10 @@ class CitationLinker:
         for ref, satz, origin in self._mentions(layout, text, refs):
             targets = self._targets(ref, code_key, section_id, satz, origin, text)
             if targets:
-                self._add_edges(satz, origin, text[ref.span[0] : ref.span[1]], ref, code_key, targets)
+                self._add_edges(
+                    satz, origin, text[ref.span[0] : ref.span[1]], ref.designator.kind,
+                    ref.path.top is not Level.SECTION, code_key, targets,
+                )  # fmt: skip
 
     def _mentions(self, layout: SectionLayout, text: str, refs: list[Reference]) -> Iterator[tuple[Reference, str, str]]:
         """(reference, citing Satz, origin) for each reference inside a Satz; the origin is the
@@ -399,11 +406,17 @@ class CitationLinker:
         self.report.mentions += mentions
 
     def _add_edges(
-        self, satz: str, origin: str, mention: str, ref: Reference, code_key: str, targets: list[tuple[str, bool]]
+        self,
+        satz: str,
+        origin: str,
+        mention: str,
+        kind: str,
+        relative: bool,
+        code_key: str,
+        targets: list[tuple[str, bool]],
     ) -> None:
+        """The edges of one reference (designator ``kind``; ``relative`` unless it names a §)."""
         nodes = self.nodes
-        kind = ref.designator.kind
-        relative = ref.path.top is not Level.SECTION
         for target, complete in targets:
             if target == satz:
                 continue
@@ -530,18 +543,42 @@ class CitationLinker:
                 t += 1
                 i += 1
             elif op == _DEFERRED:
-                satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = refs.deferred[d]
+                resolved = refs.resolved[d] if refs.resolved is not None else None
+                if resolved is None:
+                    resolved = self._resolve_deferred(code_key, ids, refs.deferred[d])
                 d += 1
-                satz, origin, sid = ids[satz], ids[origin], ids[sid]
-                ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
-                text = self.nodes[sid]["text"]
-                targets = self._targets(ref, code_key, sid, satz, origin, text)
+                satz, origin, mention, kind, relative, targets, example = resolved
+                if example is not None and len(examples) < _EXAMPLES:
+                    examples.append(example)
                 if targets:
-                    self._add_edges(satz, origin, text[r_start:r_end], ref, code_key, targets)
+                    self._add_edges(satz, origin, mention, kind, relative, code_key, targets)
             else:
                 if len(examples) < _EXAMPLES:
                     examples.append(refs.examples[x])
                 x += 1
+
+    def resolve_deferred(self, code_key: str, ids: list[str], refs: CodeReferences, k: int) -> None:
+        """Resolve a code's ``k``-th reference into another code ahead of :meth:`add_events` (the
+        code it names, and the citing code, are in the graph), so little is left for the end."""
+        if refs.resolved is None:
+            refs.resolved = [None] * len(refs.deferred)
+        refs.resolved[k] = self._resolve_deferred(code_key, ids, refs.deferred[k])
+
+    def _resolve_deferred(self, code_key: str, ids: list[str], deferred: tuple) -> tuple:
+        """(Satz, origin, mention, designator kind, relative, targets, unresolved example or None) of a
+        deferred reference."""
+        satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = deferred
+        satz, origin, sid = ids[satz], ids[origin], ids[sid]
+        ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
+        text = self.nodes[sid]["text"]
+        self._captured = None
+        self._capture = True
+        try:
+            targets = self._targets(ref, code_key, sid, satz, origin, text)
+        finally:
+            self._capture = False
+        relative = ref.path.top is not Level.SECTION
+        return satz, origin, text[r_start:r_end] if targets else None, kind, relative, targets, self._captured
 
     def merge_counts(self, other: CitationReport) -> None:
         """Add a worker's counts of mentions, unresolved references and laws outside the corpus."""
@@ -654,6 +691,12 @@ class CitationLinker:
 
     def _unresolved(self, ref: Reference, code: str, satz: str, text: str) -> None:
         self.report.unresolved += 1
+        if self._capture:
+            s, e = ref.span
+            self._captured = f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace(
+                "\n", " "
+            )
+            return
         if self._events is None:
             sink = self.report.unresolved_examples
             if len(sink) >= _EXAMPLES:
