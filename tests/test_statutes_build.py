@@ -1,19 +1,21 @@
-"""The graph build is pinned: a canonical hash of a small graph, and parallel builds equal serial ones."""
+"""The graph build is pinned: canonical hashes of small graphs and of the 83-code subset, and
+builds in worker processes equal builds in one."""
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 from dataclasses import asdict
 
 import networkx as nx
 import pytest
 
 from argus.paths import data_root
+from argus.statutes import packed
 from argus.statutes.corpus import XmlSource, subset_sources
-from argus.statutes.graph import ROOT_ID, build_statute_graph, code_tree
+from argus.statutes.digest import graph_digest, layout_digest
+from argus.statutes.graph import ROOT_ID, build_statute_graph
 from argus.statutes.model import Level, contains_edge
-from argus.statutes.parser import parse_code
+from argus.statutes.parser import parse_code, read_code_info
 
 DATA = data_root()
 pytestmark = pytest.mark.skipif(
@@ -27,19 +29,10 @@ AGG_UWG_DIGEST = "260d797716b91d360c127cdada8e32c43f063bb14fd443c70fc3df06bf6027
 #: The same for five codes, three cross-code citation edges among them.
 FIVE_CODES = ["AGG", "UWG 2004", "KSchG", "BUrlG", "TzBfG"]
 FIVE_CODES_DIGEST = "a349b4926d76bf65ef0058d3f2bc9a9df247c9ec6ae14ecef9a4ced6bd086844"
-
-
-def graph_digest(graph: nx.MultiDiGraph) -> str:
-    """Canonical hash: nodes sorted by id with their attributes, edges sorted, keys and attributes."""
-    h = hashlib.sha256()
-    for n, attrs in sorted(graph.nodes(data=True), key=lambda item: item[0]):
-        h.update(json.dumps([n, attrs], sort_keys=True, ensure_ascii=False).encode())
-    edges = sorted(
-        json.dumps([u, v, k, a], sort_keys=True, ensure_ascii=False) for u, v, k, a in graph.edges(keys=True, data=True)
-    )
-    for line in edges:
-        h.update(line.encode())
-    return h.hexdigest()
+#: The 83-code subset (194,104 nodes, 296,058 edges), by the build before the one-pass workers
+#: (commit ad1a93e): ``graph_digest`` and ``layout_digest`` (every order and the side tables too).
+SUBSET_DIGEST = "cdd1c12070444c7a43c07447f30f7eca385772a8871f488ebe0e19b99fce14ed"
+SUBSET_LAYOUT_DIGEST = "459827187adcace55d2b817141714aebf7a9ca845c66aee7e1fe56ed9b57d500"
 
 
 def _layout(sg) -> tuple:
@@ -93,7 +86,14 @@ def test_parallel_build_without_citations():
     assert parallel.citation_report.edges == 0
 
 
-def test_code_tree_inserts_what_the_public_networkx_calls_would():
+def test_subset_graph_is_pinned():
+    sg = build_statute_graph(subset_sources())
+    assert (sg.graph.number_of_nodes(), sg.graph.number_of_edges()) == (194_104, 296_058)
+    assert graph_digest(sg.graph) == SUBSET_DIGEST
+    assert layout_digest(sg) == SUBSET_LAYOUT_DIGEST
+
+
+def test_packs_insert_what_the_public_networkx_calls_would():
     src = subset_sources(["KSchG"])[0]
     parsed = parse_code(src.read(), src.name)
     fast = build_statute_graph([src], workers=1, link_citations=False).graph
@@ -103,36 +103,66 @@ def test_code_tree_inserts_what_the_public_networkx_calls_would():
     code_key = contains_edge(Level.CODE)
     for u, v, k in [(ROOT_ID, parsed.info.node_id, code_key), *parsed.edges]:
         slow.add_edge(u, v, key=k, type=k)
-    assert list(fast.nodes(data=True)) == list(slow.nodes(data=True))
+    assert [(n, list(a.items())) for n, a in fast.nodes(data=True)] == [
+        (n, list(a.items())) for n, a in slow.nodes(data=True)
+    ]
     assert list(fast.edges(keys=True, data=True)) == list(slow.edges(keys=True, data=True))
     assert [(v, list(p)) for v, p in fast._pred.items()] == [(v, list(p)) for v, p in slow._pred.items()]
-    local_nodes, local_succ, local_pred, outside_succ, outside_pred = code_tree(parsed)
-    assert [u for u, _, _ in outside_succ] == [ROOT_ID] and not outside_pred
-    assert outside_succ[0][2] is local_pred[parsed.info.node_id][ROOT_ID]  # one key dict, both directions
+    assert all(fast._pred[v][u] is keydict for u, nbrs in fast._succ.items() for v, keydict in nbrs.items())
 
 
-def test_helpers_take_chunks_from_the_back(monkeypatch):
-    # The building process starts late in both phases, so helpers surely parse and read some chunks.
-    import time
+def test_workers_pack_the_files(monkeypatch, tmp_path):
+    real = packed.pack_source
 
-    import argus.statutes.parallel as parallel
+    def pack_and_note(source, registry):
+        (tmp_path / str(os.getpid())).touch()
+        return real(source, registry)
 
-    seen: list[parallel.SharedBuild] = []
-
-    class LateStart(parallel.SharedBuild):
-        def parsed(self):
-            seen.append(self)
-            time.sleep(1.0)
-            yield from super().parsed()
-
-        def references(self, read_here):
-            time.sleep(1.0)
-            yield from super().references(read_here)
-
-    monkeypatch.setattr(parallel, "SharedBuild", LateStart)
+    monkeypatch.setattr("argus.statutes.parallel.pack_source", pack_and_note)
     sources = subset_sources(FIVE_CODES)
-    parallel_sg = build_statute_graph(sources, workers=2)
-    shared = seen[0]
-    assert shared.parsed_here < len(shared.chunks) and shared.claimed_here < len(shared.chunks)
-    assert _layout(parallel_sg) == _layout(build_statute_graph(sources, workers=1))
-    assert graph_digest(parallel_sg.graph) == FIVE_CODES_DIGEST
+    sg = build_statute_graph(sources, workers=2)
+    assert graph_digest(sg.graph) == FIVE_CODES_DIGEST
+    assert {p.name for p in tmp_path.iterdir()} - {str(os.getpid())}, "no file was packed in a worker"
+
+
+def test_a_failing_worker_fails_the_build(monkeypatch):
+    def broken(source, registry):
+        raise ValueError(f"cannot pack {source.name}")
+
+    monkeypatch.setattr("argus.statutes.parallel.pack_source", broken)
+    with pytest.raises(ValueError, match="cannot pack"):
+        build_statute_graph(subset_sources(FIVE_CODES), workers=2)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_broken_after_its_header_leaves_the_registry(workers):
+    # The header names the BetrVG, so the first, header-only pass makes it a citable code; the file
+    # does not parse, so the graph has no BetrVG and "§ 87 des Betriebsverfassungsgesetzes" must
+    # count as a reference to a law outside it, as when the file is not there at all.
+    broken = XmlSource(
+        "broken-betrvg.xml",
+        data=b'<dokumente doknr="BJNR000130972"><norm doknr="BJNR000130972"><metadaten><jurabk>BetrVG</jurabk>'
+        b"<langue>Betriebsverfassungsgesetz</langue></metadaten></norm><norm><metadaten><enbez>&#167; 1",
+    )
+    assert read_code_info(broken.read(), broken.name).key == "BetrVG"
+    sources = subset_sources(FIVE_CODES)
+    with_broken = build_statute_graph([broken, *sources], workers=workers)
+    without = build_statute_graph(sources, workers=workers)
+    assert [i.kind for i in with_broken.issues] == ["malformed_xml"] + [i.kind for i in without.issues]
+    assert graph_digest(with_broken.graph) == graph_digest(without.graph)
+    assert with_broken.citation_report.as_dict() == without.citation_report.as_dict()
+    assert without.citation_report.unknown_designators["des Betriebsverfassungsgesetzes"] > 0
+
+
+def test_header_pass_reads_what_the_parser_reads():
+    for src in subset_sources():
+        parsed = parse_code(src.read(), src.name)
+        head = read_code_info(src.read(), src.name)
+        assert (head.key, head.node_id, head.jurabk, head.amtabk, head.title, head.short_title) == (
+            parsed.info.key,
+            parsed.info.node_id,
+            parsed.info.jurabk,
+            parsed.info.amtabk,
+            parsed.info.title,
+            parsed.info.short_title,
+        ), src.name

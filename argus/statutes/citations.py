@@ -59,15 +59,36 @@ class RefPath:
     @property
     def top(self) -> Level | None:
         """The highest level the path names (SECTION for absolute references)."""
-        return next((lvl for lvl in _PATH_LEVELS if self._names(lvl)), None)
+        # spelled out, not a loop over the levels: this runs for every reference, several times
+        if self.section is not None or self.article is not None:
+            return _SECTION
+        if self.absatz is not None:
+            return _ABSATZ
+        if self.satz is not None:
+            return _SATZ
+        if self.nummer is not None:
+            return _NUMMER
+        if self.buchstabe is not None:
+            return _BUCHSTABE
+        if self.doppelbuchstabe is not None:
+            return _DOPPELBUCHSTABE
+        return None
 
     @property
     def deepest(self) -> Level | None:
-        return next((lvl for lvl in reversed(_PATH_LEVELS) if self._names(lvl)), None)
-
-    def _names(self, level: Level) -> bool:
-        """Whether the path gives a label at ``level`` (a § or an article at SECTION)."""
-        return getattr(self, _FIELD[level]) is not None or (level is Level.SECTION and self.article is not None)
+        if self.doppelbuchstabe is not None:
+            return _DOPPELBUCHSTABE
+        if self.buchstabe is not None:
+            return _BUCHSTABE
+        if self.nummer is not None:
+            return _NUMMER
+        if self.satz is not None:
+            return _SATZ
+        if self.absatz is not None:
+            return _ABSATZ
+        if self.section is not None or self.article is not None:
+            return _SECTION
+        return None
 
     @property
     def section_number(self) -> str | None:
@@ -86,7 +107,6 @@ class RefPath:
 _SUB_LEVELS = (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 _SECTION, _ABSATZ, _SATZ, _NUMMER, _BUCHSTABE, _DOPPELBUCHSTABE = (Level.SECTION, *_SUB_LEVELS)
 _FIELD = {lvl: ("section" if lvl is Level.SECTION else lvl.type_name) for lvl in Level if lvl >= Level.SECTION}
-_PATH_LEVELS = tuple(_FIELD)  #: SECTION … DOPPELBUCHSTABE, top down
 
 
 @dataclass(frozen=True)
@@ -372,7 +392,7 @@ class ReferenceParser:
         plural = False
         while True:
             if bare_section:
-                level, gname, comp_start = Level.SECTION, "sec", i
+                level, gname, comp_start = _SECTION, "sec", i
                 labels, comp_end = self._labels(text, i, end, level)
                 bare_section = False
             else:
@@ -396,7 +416,7 @@ class ReferenceParser:
             ):
                 break  # "Verordnung (EU) Nr. 1234/2010" is not a provision reference
             if (
-                level is Level.SECTION
+                level is _SECTION
                 and _REPORTER_HINT.search(text, lo, comp_start)
                 and _GUARD_REPORTER.search(text, lo, comp_start)
             ):
@@ -404,20 +424,20 @@ class ReferenceParser:
             if (
                 gname == "art"
                 and len(labels) == 1
-                and labels[0].range_end is None
+                and labels[0][_RANGE_END] is None
                 and text.startswith("§", _skip_ws(text, comp_end, end))
             ):
-                st.open_article(labels[0].label, comp_start)
+                st.open_article(labels[0][_LABEL], comp_start)
                 i = _skip_ws(text, comp_end, end)
                 continue
             st.component(level, gname == "art", labels, comp_start, comp_end)
             i = comp_end
-            if self.style is Style.COURT and level is Level.NUMMER and _BARE_LETTER.match(text, i, end):
-                bl, b_end = self._labels(text, _skip_spaces(text, i, end), end, Level.BUCHSTABE)
+            if self.style is Style.COURT and level is _NUMMER and _BARE_LETTER.match(text, i, end):
+                bl, b_end = self._labels(text, _skip_spaces(text, i, end), end, _BUCHSTABE)
                 if bl:  # "Nr. 3 a) und b)"
-                    st.component(Level.BUCHSTABE, False, bl, _skip_spaces(text, i, end), b_end)
+                    st.component(_BUCHSTABE, False, bl, _skip_spaces(text, i, end), b_end)
                     i = b_end
-            if self.style is Style.COURT and level is Level.SECTION and len(labels) == 1:
+            if self.style is Style.COURT and level is _SECTION and len(labels) == 1:
                 i = self._roman_structure(text, i, end, st)
             fm = _FOLLOWING.match(text, i, end)
             if fm:
@@ -441,7 +461,7 @@ class ReferenceParser:
                 if self._level_word.match(text, after, end):
                     i = after
                     continue
-                if plural and st.last_level is not Level.SECTION and self._bare_section_ahead(text, after, end):
+                if plural and st.last_level is not _SECTION and self._bare_section_ahead(text, after, end):
                     i = after
                     bare_section = True
                     continue
@@ -450,12 +470,12 @@ class ReferenceParser:
         if not out:
             return None
         stop = st.cur_end
-        if out[0][2].top is not Level.SECTION:
+        if out[0][2].top is not _SECTION:
             base = self._trailing_section(text, stop, end)
             if base is not None:  # "Satz 2 des § 5": sub-level references bound to a following §
                 sec_kind, number, stop = base
                 out = [
-                    (s, e, replace(p, kind=sec_kind, section=number), g) if p.top is not Level.SECTION else (s, e, p, g)
+                    (s, e, replace(p, kind=sec_kind, section=number), g) if p.top is not _SECTION else (s, e, p, g)
                     for s, e, p, g in out
                 ]
         return out, stop
@@ -468,24 +488,24 @@ class ReferenceParser:
         val = _roman_to_int(rm.group(1))
         if val is None:
             return i
-        st.current[Level.ABSATZ] = str(val)
-        st.last_level = Level.ABSATZ
+        st.current[_ABSATZ] = str(val)
+        st.last_level = _ABSATZ
         i = st.cur_end = rm.end()
         sm = _ROMAN_SATZ.match(text, i, end)
         if sm:
-            st.current[Level.SATZ] = sm.group(1)
-            st.last_level = Level.SATZ
+            st.current[_SATZ] = sm.group(1)
+            st.last_level = _SATZ
             i = st.cur_end = sm.end()
         return i
 
     def _bare_section_ahead(self, text: str, j: int, end: int) -> bool:
         """A bare number that opens the next § of a "§§" list: it is followed by a sub-level word."""
-        lab = self._label(text, j, end, Level.SECTION, _LABELS[Level.SECTION])
+        lab = self._label(text, j, end, _SECTION, _LABELS[_SECTION])
         if lab is None:
             return False
-        k = _skip_spaces(text, lab.end, end)
+        k = _skip_spaces(text, lab[_END], end)
         m = self._level_word.match(text, k, end)
-        return m is not None and _LEVEL_GROUPS[m.lastgroup] > Level.SECTION
+        return m is not None and _LEVEL_GROUPS[m.lastgroup] > _SECTION
 
     def _labels(
         self, text: str, j: int, end: int, level: Level, stop_before_section: bool = False
@@ -501,7 +521,7 @@ class ReferenceParser:
         if first is None:
             return [], j
         labels = [first]
-        k = first.end
+        k = first[_END]
         while True:
             sm = _LIST_SEP.match(text, k, end)
             if not sm:
@@ -509,31 +529,32 @@ class ReferenceParser:
             nxt = self._label(text, sm.end(), end, level, pattern)
             if nxt is None:
                 break
-            if _UNIT_AFTER.match(text, nxt.end, end):
+            nxt_end = nxt[_END]
+            if _UNIT_AFTER.match(text, nxt_end, end):
                 break  # "Nr 1 und 210 DM": an amount, not a label
-            if stop_before_section and level is not Level.SECTION:
-                after = self._level_word.match(text, _skip_spaces(text, nxt.end, end), end)
+            if stop_before_section and level is not _SECTION:
+                after = self._level_word.match(text, _skip_spaces(text, nxt_end, end), end)
                 if after is not None and _LEVEL_GROUPS[after.lastgroup] <= level:
                     break
             if sm.group(1) in ("bis", "–", "-"):
                 last = labels[-1]
-                if last.range_end is not None:
+                if last[_RANGE_END] is not None:
                     break
-                labels[-1] = _Label(last.label, last.start, nxt.end, nxt.label)
+                labels[-1] = (last[_LABEL], last[_START], nxt_end, nxt[_LABEL])
             else:
                 labels.append(nxt)
-            k = nxt.end
+            k = nxt_end
         return labels, k
 
     def _label(self, text: str, j: int, end: int, level: Level, pattern: re.Pattern) -> _Label | None:
-        if self._court and level is Level.SECTION:
+        if self._court and level is _SECTION:
             cm = _COURT_SPLIT_LETTER.match(text, j, end)
             if cm:
-                return _Label(cm.group(1) + cm.group(2), cm.start(), cm.end())
+                return cm.group(1) + cm.group(2), cm.start(), cm.end(), None
         m = pattern.match(text, j, end)
         if m is None:
             return None
-        return _Label(m.group(1), m.start(), m.end())
+        return m.group(1), j, m.end(), None
 
     def _trailing_section(self, text: str, pos: int, end: int) -> tuple[str, str, int] | None:
         m = _TRAILING_SECTION.match(text, pos, end)
@@ -634,16 +655,9 @@ class ReferenceParser:
         return fallback
 
 
-class _Label:
-    """One label of a component ("5", "3a") with its span; ``range_end`` for "5 bis 7"."""
-
-    __slots__ = ("label", "start", "end", "range_end")
-
-    def __init__(self, label: str, start: int, end: int, range_end: str | None = None) -> None:
-        self.label = label
-        self.start = start
-        self.end = end
-        self.range_end = range_end
+#: One label of a component ("5", "3a"): (label, start, end, range end) – the range end for "5 bis 7"
+_Label = tuple[str, int, int, "str | None"]
+_LABEL, _START, _END, _RANGE_END = range(4)
 
 
 class _ChainState:
@@ -698,11 +712,11 @@ class _ChainState:
     def component(self, level: Level, is_article: bool, labels: list[_Label], start: int, end: int) -> None:
         if self.current and (self.last_level is None or level <= self.last_level):
             self.flush()
-            self.current = {} if level is Level.SECTION else {lv: v for lv, v in self.current.items() if lv < level}
+            self.current = {} if level is _SECTION else {lv: v for lv, v in self.current.items() if lv < level}
             self.cur_start = start
         elif not self.current and not self.article_pending:
             self.cur_start = start
-        if level is Level.SECTION:
+        if level is _SECTION:
             if self.article_pending:
                 self.article_pending = False
             else:
@@ -712,17 +726,18 @@ class _ChainState:
             self.kind = "Art" if is_article else "§"
         elif self.group < 0:
             self.group = 0
-        for idx, lab in enumerate(labels[:-1]):
+        for idx, (label, _, lab_end, range_end) in enumerate(labels[:-1]):
             sibling = dict(self.current)
-            sibling[level] = lab.label
-            extra = {"range_end": lab.range_end} if lab.range_end else None
-            self.out.append((self.cur_start, lab.end, self.path(sibling, extra), max(self.group, 0)))
-            self.cur_start = labels[idx + 1].start
-            if level is Level.SECTION:
+            sibling[level] = label
+            extra = {"range_end": range_end} if range_end else None
+            self.out.append((self.cur_start, lab_end, self.path(sibling, extra), max(self.group, 0)))
+            self.cur_start = labels[idx + 1][_START]
+            if level is _SECTION:
                 self.group += 1
-        self.current[level] = labels[-1].label
-        if labels[-1].range_end is not None:
-            self.extra["range_end"] = labels[-1].range_end
+        last = labels[-1]
+        self.current[level] = last[_LABEL]
+        if last[_RANGE_END] is not None:
+            self.extra["range_end"] = last[_RANGE_END]
         self.last_level = level
         self.cur_end = end
 

@@ -32,6 +32,14 @@ class XmlSource:
         assert self.path is not None
         return self.path.read_bytes()
 
+    def head(self, size: int = 16384) -> bytes:
+        """The first ``size`` bytes (a file is not read further)."""
+        if self.data is not None:
+            return self.data[:size]
+        assert self.path is not None
+        with self.path.open("rb") as fh:
+            return fh.read(size)
+
 
 def statutes_dir(root: Path | None = None) -> Path:
     return (root or data_root()) / "de_statutes"

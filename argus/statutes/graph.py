@@ -22,10 +22,11 @@ from argus.statutes import parallel
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, ProvisionCitation
-from argus.statutes.parser import TOC_KINDS, CodeInfo, ParsedCode, ParseIssue, SectionLayout
-from argus.statutes.resolve import CitationLinker, CitationReport, ProvisionLocator, reference_scan_start
+from argus.statutes.packed import ROOT_ID, PackedCode, add_to_graph
+from argus.statutes.parser import TOC_KINDS, CodeInfo, ParseIssue, read_code_info
+from argus.statutes.resolve import CitationLinker, CitationReport, CodeReferences, ProvisionLocator
 from argus.statutes.storage import atomic_open
-from argus.statutes.tree import ROOT_ID, CodeTree, code_tree
+from argus.statutes.writers import write_graphml, write_json
 
 FORMAT = "argus-statute-graph"
 FORMAT_VERSION = 1
@@ -197,18 +198,18 @@ class StatuteGraph:
 
     # -- persistence --------------------------------------------------------------------------
     def to_json(self, path: str | Path) -> None:
-        """Write the graph as JSON (node-link format plus codes, issues and the citation report)."""
-        data = {
+        """Write the graph as JSON (node-link format plus codes, issues and the citation report),
+        streamed a batch of nodes or edges at a time (:func:`argus.statutes.writers.write_json`)."""
+        head = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "codes": [asdict(c) for c in self.codes.values()],
             "sections": {code: [[k[0], k[1], sid] for k, sid in idx.items()] for code, idx in self.sections.items()},
             "issues": [asdict(i) for i in self.issues],
             "citation_report": self.citation_report.as_dict(),
-            "graph": nx.node_link_data(self.graph, edges="edges"),
         }
-        with atomic_open(path, "w") as fh:
-            json.dump(data, fh, ensure_ascii=False)
+        with atomic_open(path, "wb") as fh:
+            write_json(fh, head, self.graph)
 
     @classmethod
     def from_json(cls, path: str | Path) -> StatuteGraph:
@@ -228,37 +229,14 @@ class StatuteGraph:
         return cls(graph, codes, sections, issues, CitationReport.from_dict(data.get("citation_report", {})))
 
     def to_graphml(self, path: str | Path, node_text: bool = True) -> None:
-        """Write GraphML; with ``node_text`` every node gets its full ``text`` (GraphML has no spans)."""
-        g = self.graph.copy() if node_text else self.graph
-        if node_text:
-            for n in g.nodes:
-                if g.nodes[n]["type"] not in ("section", "root", "code"):
-                    g.nodes[n]["text"] = self.text(n)
-        with atomic_open(path, "wb") as fh:
-            nx.write_graphml(g, fh, named_key_ids=True)
+        """Write GraphML; with ``node_text`` every node gets its full ``text`` (GraphML has no spans).
+        Streamed node by node (:func:`argus.statutes.writers.write_graphml`)."""
+        with atomic_open(path, "w") as fh:
+            write_graphml(fh, self.graph, self.text if node_text else None)
 
 
 # --------------------------------------------------------------------------------------------
 # Building
-
-
-def _merge_tree(graph: nx.MultiDiGraph, tree: CodeTree) -> None:
-    """Insert a code's :func:`code_tree` into the graph.
-
-    Goes straight to networkx's adjacency dicts (``_node``, ``_succ``, ``_pred``): the public
-    ``add_nodes_from``/``add_edges_from`` copy every attribute dict and cost a third of the whole
-    build. Node ids are fresh (the caller skips duplicate codes); the result, insertion order
-    included, is exactly what the public calls would produce.
-    """
-    local_nodes, local_succ, local_pred, outside_succ, outside_pred = tree
-    succ, pred = graph._succ, graph._pred
-    graph._node.update(local_nodes)
-    succ.update(local_succ)
-    pred.update(local_pred)
-    for u, v, keydict in outside_succ:
-        succ[u][v] = keydict
-    for u, v, keydict in outside_pred:
-        pred[v][u] = keydict
 
 
 def build_statute_graph(
@@ -273,9 +251,12 @@ def build_statute_graph(
     Malformed files, files without code metadata and duplicate codes are recorded in
     ``issues`` and skipped; the build goes on.
 
-    ``workers`` processes parse the files and read their references
-    (:mod:`argus.statutes.parallel`; default: one per usable CPU, up to 8; 1 builds in this
-    process). The graph does not depend on it: results are merged in source order.
+    ``workers`` processes (:mod:`argus.statutes.parallel`; default: one per usable CPU, up to 8;
+    1 builds in this process) each take a file through everything that needs only that file: parse,
+    Sätze, references read and resolved within the code (:mod:`argus.statutes.packed`). Reading
+    references needs the names of every code of the graph: they come from a first, cheap pass over
+    the files' headers. This process puts the packs into the graph in source order and resolves
+    the references into other codes. The graph does not depend on ``workers``.
 
     The cyclic garbage collector is paused meanwhile: the build allocates millions of small dicts
     and tuples that hold no reference cycles, and the collector's repeated scans of that growing
@@ -283,21 +264,54 @@ def build_statute_graph(
     """
     if workers is None:
         workers = parallel.default_workers()
+    sources = list(sources)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if workers > 1:
-            sources = list(sources)
-            if len(sources) >= 4:
-                return _build_parallel(sources, link_citations, progress, workers)
-        return _build(sources, link_citations, progress)
+        job: list = [None]  #: the registry, for _build to take (and let go of once the workers have it)
+        expected = None
+        if link_citations:
+            job[0], expected = _header_registry(sources)
+        sg = _build(sources, job, progress, workers)
+        if expected is not None and [_registry_row(c) for c in sg.codes.values()] != expected:
+            # A file whose header reads but whose body does not parse, or a code whose node id an
+            # earlier code's node took: the references must be read with the graph's codes only.
+            sg = _build(sources, [CodeRegistry(sg.codes.values())], progress, workers)
+        return sg
     finally:
         if was_enabled:
             gc.enable()
 
 
+def _registry_row(info: CodeInfo) -> tuple:
+    """What of a code the registry (and the choice of duplicate codes) depends on."""
+    return info.key, info.node_id, info.jurabk, info.amtabk, info.title, info.short_title
+
+
+def _header_registry(sources: list[XmlSource]) -> tuple[CodeRegistry, list[tuple]]:
+    """The registry of the codes the build will have, from the files' headers alone (a first code
+    of a name wins, as in the build), and its :func:`_registry_row` rows to check that against."""
+    infos: list[CodeInfo] = []
+    keys: set[str] = set()
+    node_ids: set[str] = set()
+    for source in sources:
+        try:
+            data = source.head()  # the header ends within the first 3 kB in the corpus
+            if b"</metadaten>" not in data:
+                data = source.read()
+        except OSError:
+            continue
+        info = read_code_info(data, source.name)
+        if info is None or info.key in keys or info.node_id in node_ids:
+            continue
+        keys.add(info.key)
+        node_ids.add(info.node_id)
+        infos.append(info)
+    return CodeRegistry(infos), [_registry_row(i) for i in infos]
+
+
 class _Assembler:
-    """Adds parsed codes to the graph in source order (the part of a build that sees every code)."""
+    """Adds packed codes to the graph in source order (the part of a build that sees every code)."""
 
     def __init__(self, progress: Callable[[str], None] | None) -> None:
         self.graph = nx.MultiDiGraph()
@@ -305,19 +319,20 @@ class _Assembler:
         self.codes: dict[str, CodeInfo] = {}
         self.sections: dict[str, dict[tuple[str, str], str]] = {}
         self.issues: list[ParseIssue] = []
-        self.layouts: list[SectionLayout] = []
         self.progress = progress
-        self.replaced_nodes = False  #: a node id of one code replaced another code's node
+        self.interned: dict[str, str] = {}  #: one string object per distinct label
 
-    def add(self, name: str, parsed: ParsedCode | list[ParseIssue], tree: CodeTree | None = None) -> bool:
+    def add(self, name: str, result: PackedCode | list[ParseIssue]) -> bool:
         """Add one source's result; False when it is skipped (parse failure or duplicate code)."""
-        if not isinstance(parsed, ParsedCode):
-            self.issues.extend(parsed)
+        if not isinstance(result, PackedCode):
+            self.issues.extend(result)
             return False
+        parsed = result.code
         self.issues.extend(parsed.issues)
-        key = parsed.info.key
+        info = parsed.info
+        key = info.key
         codes = self.codes
-        if key in codes or parsed.info.node_id in self.graph:
+        if key in codes or info.node_id in self.graph._node:
             self.issues.append(
                 ParseIssue(
                     name,
@@ -327,92 +342,62 @@ class _Assembler:
                 )
             )
             return False
-        codes[key] = parsed.info
+        codes[key] = info
         self.sections[key] = parsed.sections
-        self.layouts.extend(parsed.layouts)
-        before = len(self.graph._node)
-        tree = tree if tree is not None else code_tree(parsed)
-        _merge_tree(self.graph, tree)
-        if len(self.graph._node) - before != len(tree[0]):
-            self.replaced_nodes = True
+        add_to_graph(self.graph, result, self.interned)
         if self.progress is not None:
             self.progress(key)
         return True
 
 
-def _build(sources: Iterable[XmlSource], link_citations: bool, progress: Callable[[str], None] | None) -> StatuteGraph:
+def _build(
+    sources: list[XmlSource],
+    job: list[CodeRegistry | None],
+    progress: Callable[[str], None] | None,
+    workers: int,
+) -> StatuteGraph:
+    """One build: packs from ``workers`` processes into the graph; with a registry (``job[0]``, taken
+    out: the workers hold it, this process does not need it), citations.
+
+    Timings are this process's wall-clock: ``parse`` is waiting for the workers (or packing here,
+    with one), ``assemble`` putting the packs into the graph, ``citations`` resolving the references
+    into other codes and adding the ``cites_*`` edges.
+    """
+    registry, job[0] = job[0], None
     timings = BuildTimings()
     asm = _Assembler(progress)
-    for source in sources:
-        parsed, seconds = parallel.read_and_parse(source)
-        timings.parse += seconds
+    # this process only resolves references, it reads none: its linker needs no registry
+    linker = CitationLinker(asm.graph, None, asm.sections) if registry is not None else None
+    packs = parallel.packed_sources(sources, registry, workers)
+    registry = None
+    #: (code key, node ids, references) of the graph's codes, in order
+    refs: list[tuple[str, list[str], CodeReferences] | None] = []
+    t0 = time.perf_counter()
+    #: references into codes not in the graph yet, by the code they name
+    waiting: dict[str, list[tuple[str, list[str], CodeReferences, int]]] = {}
+    for idx, result in packs:
         t1 = time.perf_counter()
-        asm.add(source.name, parsed)
+        if asm.add(sources[idx].name, result) and linker is not None:
+            key, ids, code_refs = result.code.info.key, result.code.ids, result.refs
+            linker.merge_counts(result.counts)
+            refs.append((key, ids, code_refs))
+            # resolve references into other codes as soon as those are in the graph
+            for k, deferred in enumerate(code_refs.deferred):
+                named = deferred[7]
+                if named in asm.codes:
+                    linker.resolve_deferred(key, ids, code_refs, k)
+                else:
+                    waiting.setdefault(named, []).append((key, ids, code_refs, k))
+            for args in waiting.pop(key, ()):
+                linker.resolve_deferred(*args)
         timings.assemble += time.perf_counter() - t1
+    t2 = time.perf_counter()
+    timings.parse = t2 - t0 - timings.assemble
     sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
-    if link_citations:
-        t2 = time.perf_counter()
-        linker = CitationLinker(asm.graph, sg.registry, asm.sections)
-        sg.citation_report = linker.link(asm.layouts)
+    if linker is not None:
+        for i, (key, ids, code_refs) in enumerate(refs):
+            linker.add_events(key, ids, code_refs)
+            refs[i] = None  # the memory goes to the next codes' edges
+        sg.citation_report = linker.finish()
         timings.citations = time.perf_counter() - t2
     return sg
-
-
-def _build_parallel(
-    sources: list[XmlSource], link_citations: bool, progress: Callable[[str], None] | None, workers: int
-) -> StatuteGraph:
-    """:func:`_build` sharing parsing and reference reading with ``workers - 1`` helper processes.
-
-    Timings are this process's wall-clock: ``parse`` is parsing here plus waiting for helpers,
-    ``assemble`` the merging, ``citations`` the reference phase (reading, resolving, adding edges).
-    """
-    timings = BuildTimings()
-    asm = _Assembler(progress)
-    t0 = time.perf_counter()
-    shared = parallel.SharedBuild(sources, workers - 1)
-    try:
-        layouts_of: dict[int, list[SectionLayout]] = {}
-        for idx, parsed, _seconds, tree in shared.parsed():
-            if asm.add(sources[idx].name, parsed, tree):
-                layouts_of[idx] = parsed.layouts
-        t1 = time.perf_counter()
-        timings.parse = shared.wait_s + shared.local_parse_s
-        timings.assemble = t1 - t0 - timings.parse
-        sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
-        if not link_citations:
-            shared.close()
-            return sg
-        linker = CitationLinker(asm.graph, sg.registry, asm.sections)
-        nodes = asm.graph._node
-        parse = linker.parser.parse
-
-        def read_here(idx: int) -> list:
-            found = []
-            for li, layout in enumerate(layouts_of[idx]):
-                sec = nodes[layout.section_id]
-                start = reference_scan_start(layout, sec)
-                if start is not None:
-                    refs = parse(sec["text"], citing_code=layout.code_key, start=start)
-                    if refs:
-                        found.append((li, refs))
-            return found
-
-        if asm.replaced_nodes:
-            # A node id of one file replaced another file's (never seen in the corpus): the
-            # helpers' own § texts may then differ from the graph's, so all are read here.
-            shared.close()
-            found_by_source: Iterable[tuple[int, list]] = ((idx, read_here(idx)) for idx in layouts_of)
-        else:
-            shared.start_references(list(asm.codes.values()), set(layouts_of))
-            found_by_source = shared.references(read_here)
-        for idx, found in found_by_source:
-            layouts = layouts_of[idx]
-            for li, refs in found:
-                layout = layouts[li]
-                linker.add_references(layout, nodes[layout.section_id]["text"], refs)
-        sg.citation_report = linker.finish()
-        timings.citations = time.perf_counter() - t1
-        return sg
-    except BaseException:
-        shared.terminate()
-        raise

@@ -15,6 +15,7 @@ graph stays small enough for the whole federal corpus.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -63,14 +64,68 @@ class SectionLayout:
     items: list[tuple[int, int, str]]  #: (start, end, node id) of Nummern/Buchstaben, outer first
 
 
+#: An Absatz's flags in ``ParsedCode.flags``
+PRINTED, IMPLICIT, REPEALED = 1, 2, 4
+
+
 @dataclass
 class ParsedCode:
+    """A parsed code as columns, one entry per node in document order (the node's ``order``).
+
+    Every node has an id, a :class:`Level` and a parent (its position; -1 for the code node, whose
+    parent is the graph's root). The few large nodes (the code, its units and §§) keep their
+    attribute dicts in ``large``; the many small ones (Absätze, Sätze, list items) are columns:
+    label (index into ``label_table``), § (position), start and end offsets into the §'s text, and
+    an Absatz's :data:`PRINTED`, :data:`IMPLICIT`, :data:`REPEALED` flags. Hierarchy edges are
+    implied: one ``contains_<child type>`` edge from each parent.
+    """
+
     info: CodeInfo
-    nodes: list[tuple[str, dict]]
-    edges: list[tuple[str, str, str]]  #: (parent, child, edge type)
+    ids: list[str]
+    types: bytearray
+    parents: array
+    large: list[dict]
+    labels: array
+    label_table: list[str]
+    secs: array
+    starts: array
+    ends: array
+    flags: bytearray
     layouts: list[SectionLayout]
     sections: dict[tuple[str, str], str]  #: (kind, number) -> section id, incl. aliases
     issues: list[ParseIssue] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)  #: node id -> position
+    containers: dict[str, dict] = field(default_factory=dict)  #: node id -> attributes, of units and §§
+
+    @property
+    def nodes(self) -> list[tuple[str, dict]]:
+        """(id, attributes) of every node, as the graph holds them (built on each call)."""
+        out = []
+        large = iter(self.large)
+        ids, code = self.ids, self.info.key
+        j = 0
+        for i, (nid, t) in enumerate(zip(ids, self.types)):
+            if t < _ABSATZ:
+                out.append((nid, next(large)))
+                continue
+            attrs = {"label": self.label_table[self.labels[j]]}
+            if t == _ABSATZ:
+                f = self.flags[j]
+                attrs["printed"] = f & PRINTED != 0
+                attrs["implicit"] = f & IMPLICIT != 0
+            attrs.update(section=ids[self.secs[j]], start=self.starts[j], end=self.ends[j])
+            if t == _ABSATZ:
+                attrs["repealed"] = self.flags[j] & REPEALED != 0
+            attrs.update(type=_TYPE_NAME[t], code=code, order=i, parent=ids[self.parents[i]])
+            out.append((nid, attrs))
+            j += 1
+        return out
+
+    @property
+    def edges(self) -> list[tuple[str, str, str]]:
+        """(parent, child, edge type) of the hierarchy edges, in document order of the children."""
+        ids = self.ids
+        return [(ids[p], ids[i], _CONTAINS[t]) for i, (p, t) in enumerate(zip(self.parents, self.types)) if p >= 0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,6 +152,8 @@ _SEGMENT = {
 
 _TYPE_NAME = {lvl: lvl.type_name for lvl in Level}
 _CONTAINS = {lvl: contains_edge(lvl) for lvl in Level}
+_ABSATZ, _SATZ = Level.ABSATZ, Level.SATZ
+_NUMBERS = [str(n) for n in range(100)]  #: Satz labels, one string each
 
 TOC_KINDS = frozenset({"inhaltsübersicht", "inhaltsverzeichnis"})
 
@@ -193,14 +250,22 @@ class _CodeParser:
     def __init__(self, root: etree._Element, source: str) -> None:
         self.root = root
         self.source = source
-        self.nodes: list[tuple[str, dict]] = []
-        self.edges: list[tuple[str, str, str]] = []
+        # the node columns of ParsedCode
+        self.index: dict[str, int] = {}  #: node id -> position (``order``)
+        self.ids: list[str] = []
+        self.types = bytearray()
+        self.parents = array("i")
+        self.large: list[dict] = []
+        self.labels = array("i")
+        self.label_index: dict[str, int] = {}
+        self.secs = array("i")
+        self.starts = array("i")
+        self.ends = array("i")
+        self.flags = bytearray()
         self.layouts: list[SectionLayout] = []
         self.sections: dict[tuple[str, str], str] = {}
         self.issues: list[ParseIssue] = []
-        self.ids: set[str] = set()
         self.containers: dict[str, dict] = {}  #: attrs of units and sections, for nesting decisions
-        self.order = 0
         self.section_count = 0
 
     # -- helpers ------------------------------------------------------------------------------
@@ -208,26 +273,28 @@ class _CodeParser:
         self.issues.append(ParseIssue(self.source, kind, message, self.key, doknr))
 
     def _unique(self, node_id: str) -> str:
-        if node_id not in self.ids:
-            self.ids.add(node_id)
+        """``node_id``, or ``node_id~2``, ``~3`` … where a node has it already (an issue)."""
+        if node_id not in self.index:
             return node_id
         n = 2
-        while f"{node_id}~{n}" in self.ids:
+        while f"{node_id}~{n}" in self.index:
             n += 1
         self._issue("duplicate_id", f"label repeated: {node_id} (kept as ~{n})", node_id.split("/")[0])
-        node_id = f"{node_id}~{n}"
-        self.ids.add(node_id)
-        return node_id
+        return f"{node_id}~{n}"
 
     def _add(self, node_id: str, parent: str | None, level: Level, attrs: dict) -> None:
+        """A large node (code, unit, §) with its attributes."""
+        order = len(self.ids)
         attrs["type"] = _TYPE_NAME[level]
         attrs["code"] = self.key
-        attrs["order"] = self.order
+        attrs["order"] = order
         if parent is not None:
             attrs["parent"] = parent
-            self.edges.append((parent, node_id, _CONTAINS[level]))
-        self.order += 1
-        self.nodes.append((node_id, attrs))
+        self.index[node_id] = order
+        self.ids.append(node_id)
+        self.types.append(level)
+        self.parents.append(-1 if parent is None else self.index[parent])
+        self.large.append(attrs)
         if level is Level.UNIT or level is Level.SECTION:
             if level is Level.SECTION:
                 self.section_count += 1
@@ -256,7 +323,6 @@ class _CodeParser:
             stand_el = header.find("standangabe/standkommentar")
             stand = norm_ws("".join(stand_el.itertext())) if stand_el is not None else None
         self.info = _code_info(header, jurabk, bjnr, self.source, stand)
-        self.ids.add(bjnr)
         code_attrs = {
             "label": jurabk,
             "jurabk": jurabk,
@@ -329,7 +395,24 @@ class _CodeParser:
             if enbez or _norm_content(norm) is not None:
                 self._section(textdaten, titel, doknr, enbez, container)
         self.info.sections = self.section_count
-        return ParsedCode(self.info, self.nodes, self.edges, self.layouts, self.sections, self.issues)
+        return ParsedCode(
+            self.info,
+            self.ids,
+            self.types,
+            self.parents,
+            self.large,
+            self.labels,
+            list(self.label_index),
+            self.secs,
+            self.starts,
+            self.ends,
+            self.flags,
+            self.layouts,
+            self.sections,
+            self.issues,
+            self.index,
+            self.containers,
+        )
 
     def _article_holder(self, parent: str) -> dict | None:
         """The enclosing article-section of a § (through units such as "Art 248 › Abschnitt 1")."""
@@ -414,13 +497,25 @@ class _CodeParser:
         self.layouts.append(layout)
         return sid
 
+    def _label(self, label: str) -> int:
+        li = self.label_index.get(label)
+        if li is None:
+            li = self.label_index[label] = len(self.label_index)
+        return li
+
     def _emit_absaetze(self, drafts: list[AbsatzDraft], text: str, sid: str, layout: SectionLayout) -> None:
-        """Absatz, Satz and list nodes of one §; the node dicts are written out in full here
-        (the same keys, in the same order, as :meth:`_add` gives them) since they are most of the graph."""
+        """Absatz, Satz and list nodes of one § (most of the graph: straight into the columns)."""
+        index = self.index
         ids = self.ids
-        nodes_append = self.nodes.append
-        edges_append = self.edges.append
-        code = self.key
+        types_append = self.types.append
+        parents_append = self.parents.append
+        labels_append = self.labels.append
+        secs_append = self.secs.append
+        starts_append = self.starts.append
+        ends_append = self.ends.append
+        flags_append = self.flags.append
+        label_index = self.label_index
+        si = index[sid]
         only_one = len(drafts) == 1 and not drafts[0].printed
         text_len = len(text)
         saetze = layout.saetze
@@ -430,32 +525,21 @@ class _CodeParser:
             end = draft.end
             label_end = draft.label_end
             aid = f"{sid}/abs{draft.label}"
-            if aid in ids:
+            if aid in index:
                 aid = self._unique(aid)
-            else:
-                ids.add(aid)
             a_body = text[label_end:end]
             a_repealed = len(a_body) < 40 and bool(_REPEALED_TEXT.match(a_body))
-            nodes_append(
-                (
-                    aid,
-                    {
-                        "label": draft.label,
-                        "printed": draft.printed,
-                        "implicit": only_one,
-                        "section": sid,
-                        "start": draft.start,
-                        "end": end,
-                        "repealed": a_repealed,
-                        "type": "absatz",
-                        "code": code,
-                        "order": self.order,
-                        "parent": sid,
-                    },
-                )
+            ai = index[aid] = len(ids)
+            ids.append(aid)
+            types_append(_ABSATZ)
+            parents_append(si)
+            labels_append(self._label(draft.label))
+            secs_append(si)
+            starts_append(draft.start)
+            ends_append(end)
+            flags_append(
+                (PRINTED if draft.printed else 0) | (IMPLICIT if only_one else 0) | (REPEALED if a_repealed else 0)
             )
-            edges_append((sid, aid, "contains_absatz"))
-            self.order += 1
             if a_repealed or a_body.isspace() or not a_body:
                 continue
             markers = draft.markers
@@ -464,34 +548,23 @@ class _CodeParser:
             else:
                 spans = split_sentences(text, label_end, end, draft.blocks)
             satz_ids: list[tuple[int, int, str]] = []
-            order = self.order
             prefix = aid + "/s"
-            for i, (s, e) in enumerate(spans, 1):
-                label = str(i)
+            for n, (s, e) in enumerate(spans, 1):
+                label = _NUMBERS[n] if n < 100 else str(n)
                 zid = prefix + label
-                if zid in ids:
+                if zid in index:
                     zid = self._unique(zid)
-                else:
-                    ids.add(zid)
-                nodes_append(
-                    (
-                        zid,
-                        {
-                            "label": label,
-                            "section": sid,
-                            "start": s,
-                            "end": e,
-                            "type": "satz",
-                            "code": code,
-                            "order": order,
-                            "parent": aid,
-                        },
-                    )
-                )
-                edges_append((aid, zid, "contains_satz"))
-                order += 1
+                index[zid] = len(ids)
+                ids.append(zid)
+                types_append(_SATZ)
+                parents_append(ai)
+                li = label_index.get(label)
+                labels_append(li if li is not None else self._label(label))
+                secs_append(si)
+                starts_append(s)
+                ends_append(e)
+                flags_append(0)
                 satz_ids.append((s, e, zid))
-            self.order = order
             saetze.extend(satz_ids)
             for item in draft.items:
                 holder = satz_ids[-1][2]
@@ -500,35 +573,25 @@ class _CodeParser:
                     if s <= start < e:
                         holder = zid
                         break
-                self._emit_item(item, holder, sid, layout.items)
+                self._emit_item(item, holder, si, layout.items)
 
-    def _emit_item(self, item: ListItem, parent: str, sid: str, layout_items: list[tuple[int, int, str]]) -> None:
+    def _emit_item(self, item: ListItem, parent: str, si: int, layout_items: list[tuple[int, int, str]]) -> None:
         level = item.level
         nid = f"{parent}/{_SEGMENT[level]}{item.label}"
-        if nid in self.ids:
+        if nid in self.index:
             nid = self._unique(nid)
-        else:
-            self.ids.add(nid)
-        self.nodes.append(
-            (
-                nid,
-                {
-                    "label": item.label,
-                    "section": sid,
-                    "start": item.start,
-                    "end": item.end,
-                    "type": _TYPE_NAME[level],
-                    "code": self.key,
-                    "order": self.order,
-                    "parent": parent,
-                },
-            )
-        )
-        self.edges.append((parent, nid, _CONTAINS[level]))
-        self.order += 1
+        self.parents.append(self.index[parent])
+        self.index[nid] = len(self.ids)
+        self.ids.append(nid)
+        self.types.append(level)
+        self.labels.append(self._label(item.label))
+        self.secs.append(si)
+        self.starts.append(item.start)
+        self.ends.append(item.end)
+        self.flags.append(0)
         layout_items.append((item.start, item.end, nid))
         for child in item.children:
-            self._emit_item(child, nid, sid, layout_items)
+            self._emit_item(child, nid, si, layout_items)
 
 
 def _spans_from_markers(text: str, start: int, end: int, markers: list[int]) -> list[tuple[int, int]]:
@@ -566,13 +629,16 @@ def parse_code(xml: bytes | str, source: str) -> ParsedCode | list[ParseIssue]:
 
 
 def read_code_info(xml: bytes, source: str) -> CodeInfo | None:
-    """Only the header of a code (abbreviations and titles), without parsing its norms."""
-    import io
+    """Only the header of a code (abbreviations and titles), without parsing its norms.
 
+    The first ``<metadaten>`` ends within the first few kB, so only the bytes up to it are fed to a
+    pull parser (a tenth of the cost of ``iterparse`` over the whole file)."""
+    cut = xml.find(b"</metadaten>")
+    head = xml if cut < 0 else xml[: cut + len(b"</metadaten>")]
+    parser = etree.XMLPullParser(events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True)
     try:
-        for _, el in etree.iterparse(
-            io.BytesIO(xml), events=("end",), tag="metadaten", resolve_entities=False, huge_tree=True
-        ):
+        parser.feed(head)
+        for _, el in parser.read_events():
             jurabk = norm_ws(el.findtext("jurabk"))
             if not jurabk:
                 return None

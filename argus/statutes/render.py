@@ -270,14 +270,29 @@ class ProvisionRender:
                     if tail:
                         buf.text(tail)
                     continue
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
+                if len(child):
+                    self.element(child, child.text, items, blocks, markers, depth, in_table)
+                else:  # a leaf (most are): its text is all there is
+                    t = child.text
+                    if t:
+                        buf.text(t)
             elif kind is _LA:
                 if prev_tag == "LA":
                     buf.newline()
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
+                if len(child):
+                    self.element(child, child.text, items, blocks, markers, depth, in_table)
+                else:
+                    t = child.text
+                    if t:
+                        buf.text(t)
             elif kind is _BLOCK:
                 buf.newline()
-                self.element(child, child.text, items, blocks, markers, depth, in_table)
+                if len(child):
+                    self.element(child, child.text, items, blocks, markers, depth, in_table)
+                else:
+                    t = child.text
+                    if t:
+                        buf.text(t)
                 buf.newline()
             elif kind is _BR:
                 buf.newline()
@@ -375,7 +390,12 @@ class ProvisionRender:
                 if not first:
                     buf.text(" | ")
                 first = False
-                self.element(entry, entry.text, [], None, None, 1, True)
+                if len(entry):
+                    self.element(entry, entry.text, [], None, None, 1, True)
+                else:  # a leaf cell (most are): its text is all there is
+                    t = entry.text
+                    if t:
+                        buf.text(t)
             buf.newline()
 
 

@@ -11,19 +11,29 @@ ancestor found and is marked ``partial``.
 from __future__ import annotations
 
 import bisect
+import re
+from array import array
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 
-import re
-from dataclasses import replace
-
-from argus.statutes.citations import Designator, Reference, ReferenceParser, RefPath, Style
+from argus.statutes.citations import (
+    Designator,
+    Reference,
+    ReferenceParser,
+    RefPath,
+    Style,
+)
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.model import Level, cites_edge
 from argus.statutes.parser import TOC_KINDS, SectionLayout
+
+if TYPE_CHECKING:
+    from argus.statutes.packed import CodeNodes
 
 _SEG = {
     Level.ABSATZ: "/abs",
@@ -43,6 +53,7 @@ _TYPE_LEVEL = {
 _CITES_BY_TYPE = {name: cites_edge(level) for name, level in _TYPE_LEVEL.items()}
 _CITES_SECTION = cites_edge(Level.SECTION)
 MAX_RANGE = 200
+_EXAMPLES = 200  #: unresolved references kept as examples
 _DESCENT = tuple(
     (lvl, lvl.type_name) for lvl in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 )  #: (level, RefPath attribute) in the order ``descend`` walks them
@@ -104,14 +115,50 @@ class CitationReport:
         return rep
 
 
-class ProvisionLocator:
-    """Walks node ids downwards: ids are paths, so a child is found by composing its id."""
+class GraphNodes:
+    """What resolving a reference looks up about nodes, answered from a graph's dicts.
 
-    def __init__(self, graph: nx.MultiDiGraph, sections: dict[str, dict[tuple[str, str], str]]) -> None:
+    A build's worker answers the same from one code's columns
+    (:class:`argus.statutes.packed.CodeNodes`)."""
+
+    __slots__ = ("ids", "_node", "_succ")
+
+    def __init__(self, graph: nx.MultiDiGraph) -> None:
+        # the plain dicts of networkx (``G._node``, ``G._succ``): views cost 3x more in these hot paths
+        self._node = self.ids = graph._node  #: ``in`` tells whether a node exists
+        self._succ = graph._succ
+
+    def type(self, node: str) -> str:
+        return self._node[node]["type"]
+
+    def parent(self, node: str) -> str | None:
+        return self._node[node].get("parent")
+
+    def attrs(self, node: str) -> dict:
+        """All attributes (asked of §§ only)."""
+        return self._node[node]
+
+    def children(self, node: str) -> list[str]:
+        """Hierarchy children in document order."""
+        return [v for v, keys in self._succ[node].items() if any(k.startswith("contains_") for k in keys)]
+
+
+class ProvisionLocator:
+    """Walks node ids downwards: ids are paths, so a child is found by composing its id.
+
+    Works on a graph, or (``table`` instead of ``graph``) on one code of a build's worker
+    (:mod:`argus.statutes.packed`)."""
+
+    def __init__(
+        self,
+        graph: nx.MultiDiGraph | None,
+        sections: dict[str, dict[tuple[str, str], str]],
+        *,
+        table: GraphNodes | CodeNodes | None = None,
+    ) -> None:
         self.graph = graph
-        # The plain attribute dict of networkx (``G._node``): NodeView lookups cost 3x more in this hot path.
-        self.nodes = graph._node
-        self._succ = graph._succ  # likewise the plain adjacency dicts instead of ``graph.adj``
+        self.table = table if table is not None else GraphNodes(graph)
+        self.ids = self.table.ids
         self.sections = sections
         self._ordered: dict[str, tuple[list[int], list[str]]] = {}
 
@@ -125,22 +172,15 @@ class ProvisionLocator:
         return sid
 
     def level_of(self, node: str) -> Level:
-        return _TYPE_LEVEL.get(self.nodes[node]["type"], Level.CODE)
+        return _TYPE_LEVEL.get(self.table.type(node), Level.CODE)
 
     def _sub(self, node: str, level: Level, label: str) -> str | None:
         cand = node + _SEG[level] + label
-        return cand if cand in self.nodes else None
+        return cand if cand in self.ids else None
 
     def _ordered_children(self, node: str, level: Level) -> list[str]:
         prefix = node + _SEG[level]
-        out = []
-        for v, keys in self._succ[node].items():
-            if v.startswith(prefix):
-                for k in keys:
-                    if k.startswith("contains_"):
-                        out.append(v)
-                        break
-        return out
+        return [v for v in self.table.children(node) if v.startswith(prefix)]
 
     def child(self, node: str, level: Level, label: str, hint: str | None = None) -> str | None:
         """The ``level`` node labelled ``label`` under ``node``, looking through levels a citation may skip.
@@ -194,7 +234,7 @@ class ProvisionLocator:
 
     def siblings_range(self, first: str, last_label: str) -> list[str]:
         """Nodes from ``first`` to the sibling labelled ``last_label`` in document order ("bis")."""
-        parent = self.nodes[first].get("parent")
+        parent = self.table.parent(first)
         if parent is None:
             return [first]
         level = self.level_of(first)
@@ -216,12 +256,13 @@ class ProvisionLocator:
         last = self.section(code, last_number, kind)
         if last is None:
             return [first_sid]
-        o1, o2 = self.nodes[first_sid]["order"], self.nodes[last]["order"]
+        attrs = self.table.attrs
+        o1, o2 = attrs(first_sid)["order"], attrs(last)["order"]
         if o2 <= o1:
             return [first_sid]
         if code not in self._ordered:
-            ordered = sorted(set(self.sections.get(code, {}).values()), key=lambda sid: self.nodes[sid]["order"])
-            self._ordered[code] = ([self.nodes[sid]["order"] for sid in ordered], ordered)
+            ordered = sorted(set(self.sections.get(code, {}).values()), key=lambda sid: attrs(sid)["order"])
+            self._ordered[code] = ([attrs(sid)["order"] for sid in ordered], ordered)
         orders, sids = self._ordered[code]
         i = bisect.bisect_left(orders, o1)
         j = bisect.bisect_right(orders, o2)
@@ -236,23 +277,76 @@ def reference_scan_start(layout: SectionLayout, section_attrs: dict) -> int | No
     return layout.saetze[0][0]
 
 
+#: What :meth:`CitationLinker._targets` returns, in a worker, for a reference into another code.
+DEFER = None
+_RESOLVED, _DEFERRED, _EXAMPLE = 0, 1, 2
+
+
+@dataclass
+class CodeReferences:
+    """The references of one code as a build's worker read them (:meth:`CitationLinker.read_code`),
+    in columns: nodes by their position in the code, strings that repeat by index into a table.
+
+    ``ops`` has one entry per event in text order: a reference resolved within the code (its
+    Satz, origin, mention, designator kind, whether it is relative, and ``count`` targets with
+    their edge key and whether they are as deep as written), one into another code (a tuple in
+    ``deferred``: Satz, origin, §, span, path fields, designator kind, code, text and span), or an
+    unresolved reference's example (in ``examples``).
+    """
+
+    ops: bytearray = field(default_factory=bytearray)
+    satz: array = field(default_factory=lambda: array("i"))
+    origin: array = field(default_factory=lambda: array("i"))
+    mention: list[str] = field(default_factory=list)
+    kind: bytearray = field(default_factory=bytearray)
+    relative: bytearray = field(default_factory=bytearray)
+    count: array = field(default_factory=lambda: array("i"))
+    target: array = field(default_factory=lambda: array("i"))
+    key: bytearray = field(default_factory=bytearray)
+    complete: bytearray = field(default_factory=bytearray)
+    deferred: list[tuple] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+    kinds: dict[str, int] = field(default_factory=dict)  #: designator kind -> index in ``kind``
+    keys: dict[str, int] = field(default_factory=dict)  #: edge key -> index in ``key``
+    #: in the building process: ``deferred`` resolved ahead (``CitationLinker.resolve_deferred``)
+    resolved: list | None = None
+
+
 class CitationLinker:
-    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code)."""
+    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code).
+
+    In a build's worker process (``local_code`` set, the ``table`` of that one code's nodes instead
+    of a graph) it resolves what stays within the code and records the rest for the building process:
+    :meth:`read_code` returns the code's references as *events*, :meth:`add_events` turns them into
+    edges there, in the order a serial :meth:`link` would have added them.
+    """
 
     def __init__(
-        self, graph: nx.MultiDiGraph, registry: CodeRegistry, sections: dict[str, dict[tuple[str, str], str]]
+        self,
+        graph: nx.MultiDiGraph | None,
+        registry: CodeRegistry | None,
+        sections: dict[str, dict[tuple[str, str], str]],
+        *,
+        local_code: str | None = None,
+        table: CodeNodes | None = None,
     ) -> None:
         self.graph = graph
         self.registry = registry
-        self.locator = ProvisionLocator(graph, sections)
+        self.locator = ProvisionLocator(graph, sections, table=table)
+        self.table = self.locator.table
+        self.nodes = graph._node if graph is not None else None  #: the graph's attribute dicts
         self.parser = ReferenceParser(registry, Style.STATUTE)
         self.report = CitationReport()
+        self.local_code = local_code
         self._context_cache: dict[str, Designator | None] = {}
-        self._edges: dict[tuple[str, str, str], dict] = {}  #: (satz, target, key) -> attrs, first mention wins
+        self._events: CodeReferences | None = None  #: in :meth:`read_code`: what it returns
+        self._capture = False  #: in :meth:`_resolve_deferred`: keep an unresolved example in ``_captured``
+        self._captured: str | None = None
+        self._event_examples = 0
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
         """Read and resolve the references of every layout's Sätze, then add the edges."""
-        nodes = self.graph._node
+        nodes = self.nodes
         parse = self.parser.parse
         for layout in layouts:
             sec = nodes[layout.section_id]
@@ -268,11 +362,21 @@ class CitationLinker:
     def add_references(self, layout: SectionLayout, text: str, refs: list[Reference]) -> None:
         """Resolve the references read in one § (``ReferenceParser.parse`` from
         :func:`reference_scan_start`) and collect their edges; layouts must come in build order."""
-        nodes = self.graph._node
-        edges = self._edges
+        code_key, section_id = layout.code_key, layout.section_id
+        for ref, satz, origin in self._mentions(layout, text, refs):
+            targets = self._targets(ref, code_key, section_id, satz, origin, text)
+            if targets:
+                self._add_edges(
+                    satz, origin, text[ref.span[0] : ref.span[1]], ref.designator.kind,
+                    ref.path.top is not Level.SECTION, code_key, targets,
+                )  # fmt: skip
+
+    def _mentions(self, layout: SectionLayout, text: str, refs: list[Reference]) -> Iterator[tuple[Reference, str, str]]:
+        """(reference, citing Satz, origin) for each reference inside a Satz; the origin is the
+        deepest list item around it (else the Satz), and a reference without a designator inside a
+        list item takes a code named in the item's intro."""
         saetze = layout.saetze
         items = layout.items
-        code_key = layout.code_key
         starts = [s for s, _, _ in saetze]
         item_starts = [a for a, _, _ in items]
         mentions = 0
@@ -298,91 +402,239 @@ class CitationLinker:
                 context = self._list_context(layout, r_start, text)
                 if context is not None:
                     ref = replace(ref, designator=context)
-            mention = None
-            for target, complete in self._targets(ref, layout, satz, origin, text):
-                if target == satz:
-                    continue
-                t_attrs = nodes[target]
-                key = _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION)
-                if (satz, target, key) in edges:
-                    continue  # the first mention of a target wins
-                if mention is None:
-                    mention = text[r_start : ref.span[1]]
-                edges[satz, target, key] = {
-                    "type": key,
-                    "mention": mention,
-                    "origin": origin,
-                    "cross_code": t_attrs["code"] != code_key,
-                    "partial": not complete,
-                    "designator": ref.designator.kind,
-                    "relative": ref.path.top is not Level.SECTION,
-                }
+            yield ref, satz, origin
         self.report.mentions += mentions
 
-    def finish(self) -> CitationReport:
-        """Add the collected ``cites_*`` edges to the graph and count them."""
-        edges, self._edges = self._edges, {}
-        succ, pred = self.graph._succ, self.graph._pred  # direct insertion, as in graph._add_tree
+    def _add_edges(
+        self,
+        satz: str,
+        origin: str,
+        mention: str,
+        kind: str,
+        relative: bool,
+        code_key: str,
+        targets: list[tuple[str, bool]],
+    ) -> None:
+        """The edges of one reference (designator ``kind``; ``relative`` unless it names a §)."""
+        nodes = self.nodes
+        for target, complete in targets:
+            if target == satz:
+                continue
+            t_attrs = nodes[target]
+            self._add_edge(
+                satz, target, _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION), mention, origin,
+                t_attrs["code"] != code_key, complete, kind, relative,
+            )  # fmt: skip
+
+    def _add_edge(
+        self,
+        satz: str,
+        target: str,
+        key: str,
+        mention: str,
+        origin: str,
+        cross_code: bool,
+        complete: bool,
+        kind: str,
+        relative: bool,
+    ) -> None:
+        """Add one ``cites_*`` edge to the graph, unless an earlier mention in the Satz added it.
+
+        Edges go in as they are resolved, codes in build order and each code's references in text
+        order: the graph's successor and predecessor orders are those of one pass over all."""
+        succ_u = self.graph._succ[satz]
+        keydict = succ_u.get(target)
+        if keydict is None:
+            keydict = succ_u[target] = {}
+            self.graph._pred[target][satz] = keydict
+        elif key in keydict:
+            return  # the first mention of a target wins
+        keydict[key] = {
+            "type": key,
+            "mention": mention,
+            "origin": origin,
+            "cross_code": cross_code,
+            "partial": not complete,
+            "designator": kind,
+            "relative": relative,
+        }
         report = self.report
-        by_target = report.by_target
-        for (u, v, k), attrs in edges.items():
-            keydict = succ[u].get(v)
-            if keydict is None:
-                keydict = {}
-                succ[u][v] = keydict
-                pred[v][u] = keydict
-            keydict[k] = attrs
-            report.edges += 1
-            by_target[k] += 1
-            if attrs["cross_code"]:
-                report.cross_code += 1
+        report.edges += 1
+        report.by_target[key] += 1
+        if cross_code:
+            report.cross_code += 1
+        else:
+            report.intra_code += 1
+        if not complete:
+            report.partial += 1
+        if relative:
+            report.relative += 1
+
+    # -- a build's worker process and its building process ----------------------------------------
+    def read_code(self, layouts: list[SectionLayout]) -> CodeReferences:
+        """A worker's part for its code (``local_code``): read every §'s references, resolve those
+        that stay within the code, and keep the rest for the building process (:meth:`add_events`)."""
+        out = CodeReferences()
+        self._events, self._event_examples = out, 0
+        attrs_of, type_of, pos = self.table.attrs, self.table.type, self.table.ids
+        parse = self.parser.parse
+        code_key = self.local_code
+        ops, kinds, keys = out.ops, out.kinds, out.keys
+        for layout in layouts:
+            sid = layout.section_id
+            sec = attrs_of(sid)
+            first = reference_scan_start(layout, sec)
+            if first is None:
+                continue
+            text = sec["text"]
+            refs = parse(text, citing_code=code_key, start=first)
+            if not refs:
+                continue
+            for ref, satz, origin in self._mentions(layout, text, refs):
+                targets = self._targets(ref, code_key, sid, satz, origin, text)
+                if targets is DEFER:
+                    p, d = ref.path, ref.designator
+                    ops.append(_DEFERRED)
+                    out.deferred.append(
+                        (pos[satz], pos[origin], pos[sid], ref.span[0], ref.span[1],
+                         (p.kind, p.article, p.section, p.absatz, p.satz, p.nummer, p.buchstabe, p.doppelbuchstabe,
+                          p.range_end, p.following),
+                         d.kind, d.code, d.text, d.span)
+                    )  # fmt: skip
+                    continue
+                count = 0
+                for target, complete in targets:
+                    if target == satz:
+                        continue
+                    key = _CITES_BY_TYPE.get(type_of(target), _CITES_SECTION)
+                    out.target.append(pos[target])
+                    out.key.append(keys.setdefault(key, len(keys)))
+                    out.complete.append(complete)
+                    count += 1
+                if count:
+                    ops.append(_RESOLVED)
+                    out.satz.append(pos[satz])
+                    out.origin.append(pos[origin])
+                    out.mention.append(text[ref.span[0] : ref.span[1]])
+                    out.kind.append(kinds.setdefault(ref.designator.kind, len(kinds)))
+                    out.relative.append(ref.path.top is not Level.SECTION)
+                    out.count.append(count)
+        self._events = None
+        return out
+
+    def add_events(self, code_key: str, ids: list[str], refs: CodeReferences) -> None:
+        """Add a code's references (a worker's :meth:`read_code`; ``ids`` its node ids by position) in
+        the building process: every code of the graph must be in it, the codes must come in build order."""
+        examples = self.report.unresolved_examples
+        add_edge = self._add_edge
+        kinds, keys = list(refs.kinds), list(refs.keys)
+        satz_, origin_, mention_, kind_, relative_, count_ = (
+            refs.satz, refs.origin, refs.mention, refs.kind, refs.relative, refs.count
+        )  # fmt: skip
+        target_, key_, complete_ = refs.target, refs.key, refs.complete
+        i = t = d = x = 0
+        for op in refs.ops:
+            if op == _RESOLVED:
+                satz, origin, mention = ids[satz_[i]], ids[origin_[i]], mention_[i]
+                kind, relative = kinds[kind_[i]], relative_[i] != 0
+                for t in range(t, t + count_[i]):
+                    add_edge(satz, ids[target_[t]], keys[key_[t]], mention, origin, False, complete_[t] != 0, kind,
+                             relative)  # fmt: skip
+                t += 1
+                i += 1
+            elif op == _DEFERRED:
+                resolved = refs.resolved[d] if refs.resolved is not None else None
+                if resolved is None:
+                    resolved = self._resolve_deferred(code_key, ids, refs.deferred[d])
+                d += 1
+                satz, origin, mention, kind, relative, targets, example = resolved
+                if example is not None and len(examples) < _EXAMPLES:
+                    examples.append(example)
+                if targets:
+                    self._add_edges(satz, origin, mention, kind, relative, code_key, targets)
             else:
-                report.intra_code += 1
-            if attrs["partial"]:
-                report.partial += 1
-            if attrs["relative"]:
-                report.relative += 1
-        return report
+                if len(examples) < _EXAMPLES:
+                    examples.append(refs.examples[x])
+                x += 1
+
+    def resolve_deferred(self, code_key: str, ids: list[str], refs: CodeReferences, k: int) -> None:
+        """Resolve a code's ``k``-th reference into another code ahead of :meth:`add_events` (the
+        code it names, and the citing code, are in the graph), so little is left for the end."""
+        if refs.resolved is None:
+            refs.resolved = [None] * len(refs.deferred)
+        refs.resolved[k] = self._resolve_deferred(code_key, ids, refs.deferred[k])
+
+    def _resolve_deferred(self, code_key: str, ids: list[str], deferred: tuple) -> tuple:
+        """(Satz, origin, mention, designator kind, relative, targets, unresolved example or None) of a
+        deferred reference."""
+        satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = deferred
+        satz, origin, sid = ids[satz], ids[origin], ids[sid]
+        ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
+        text = self.nodes[sid]["text"]
+        self._captured = None
+        self._capture = True
+        try:
+            targets = self._targets(ref, code_key, sid, satz, origin, text)
+        finally:
+            self._capture = False
+        relative = ref.path.top is not Level.SECTION
+        return satz, origin, text[r_start:r_end] if targets else None, kind, relative, targets, self._captured
+
+    def merge_counts(self, other: CitationReport) -> None:
+        """Add a worker's counts of mentions, unresolved references and laws outside the corpus."""
+        report = self.report
+        report.mentions += other.mentions
+        report.unresolved += other.unresolved
+        report.unknown_law += other.unknown_law
+        report.unknown_designators.update(other.unknown_designators)
+
+    def finish(self) -> CitationReport:
+        """The report of the edges added (they are in the graph already)."""
+        return self.report
 
     def _targets(
-        self, ref: Reference, layout: SectionLayout, satz: str, origin: str, text: str
-    ) -> list[tuple[str, bool]]:
+        self, ref: Reference, code_key: str, section_id: str, satz: str, origin: str, text: str
+    ) -> list[tuple[str, bool]] | None:
+        """The nodes a reference in ``satz`` (of § ``section_id`` in code ``code_key``) names, with
+        whether each is as deep as written; :data:`DEFER` in a worker for another code's §."""
         des = ref.designator
         path = ref.path
         if des.kind == "unknown":
             self.report.unknown_law += 1
             self.report.unknown_designators[des.text] += 1
             return []
-        code = des.code or layout.code_key
+        code = des.code or code_key
         loc = self.locator
         top = path.top
         if top is Level.SECTION:
+            if self.local_code is not None and code != self.local_code:
+                return DEFER
             number = path.section_number
             sid = loc.section(code, number, path.kind) if number else None
-            if sid is None and code != layout.code_key and des.kind == "code":
+            if sid is None and code != code_key and des.kind == "code":
                 # "§ 312d Absatz 1 in Verbindung mit Artikel 246b des EGBGB": the designator binds the
                 # last reference; an earlier one that only exists in the citing code belongs to it.
-                sid = loc.section(layout.code_key, number, path.kind) if number else None
+                sid = loc.section(code_key, number, path.kind) if number else None
                 if sid is not None:
-                    code = layout.code_key
+                    code = code_key
             if sid is None:
                 self._unresolved(ref, code, satz, text)
                 return []
             if path.range_end is not None and path.deepest is Level.SECTION:
                 return [(s, True) for s in loc.section_range(code, sid, path.range_end, path.kind)]
-            node, complete = loc.descend(sid, path, Level.ABSATZ, hint=satz if code == layout.code_key else None)
+            node, complete = loc.descend(sid, path, Level.ABSATZ, hint=satz if code == code_key else None)
         else:
-            if des.kind == "code" and des.code != layout.code_key:
+            if des.kind == "code" and des.code != code_key:
                 self._unresolved(ref, code, satz, text)  # "Absatz 2 des Handelsgesetzbuchs" has no § to anchor on
                 return []
-            anchor = self._relative_anchor(top, layout.section_id, satz, origin)
+            anchor = self._relative_anchor(top, section_id, satz, origin)
             if anchor is None:
                 self._unresolved(ref, code, satz, text)
                 return []
             node, complete = loc.descend(anchor, path, top, hint=satz)
-            if node == anchor and not complete and top >= Level.NUMMER and anchor != layout.section_id:
+            if node == anchor and not complete and top >= Level.NUMMER and anchor != section_id:
                 # "nach Nummer 3" may point into a list of another Absatz of the same §
-                anchor = layout.section_id
+                anchor = section_id
                 node, complete = loc.descend(anchor, path, top, hint=satz)
             if node == anchor and not complete:
                 self._unresolved(ref, code, satz, text)
@@ -422,25 +674,40 @@ class CitationLinker:
         return None
 
     def _relative_anchor(self, top: Level, section: str, satz: str, origin: str) -> str | None:
-        nodes = self.graph._node
+        table = self.table
         if top is Level.ABSATZ:
             return section
-        absatz = nodes[satz]["parent"]
+        absatz = table.parent(satz)
         if top in (Level.SATZ, Level.NUMMER):
             return absatz
         # Buchstabe / Doppelbuchstabe: the enclosing Nummer (or Buchstabe) of the mention
         node = origin
         want = "nummer" if top is Level.BUCHSTABE else "buchstabe"
-        while node != satz and node in nodes:
-            if nodes[node]["type"] == want:
+        while node != satz and node in table.ids:
+            if table.type(node) == want:
                 return node
-            node = nodes[node]["parent"]
+            node = table.parent(node)
         return satz
 
     def _unresolved(self, ref: Reference, code: str, satz: str, text: str) -> None:
         self.report.unresolved += 1
-        if len(self.report.unresolved_examples) < 200:
+        if self._capture:
             s, e = ref.span
-            self.report.unresolved_examples.append(
-                f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
+            self._captured = f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace(
+                "\n", " "
             )
+            return
+        if self._events is None:
+            sink = self.report.unresolved_examples
+            if len(sink) >= _EXAMPLES:
+                return
+        else:
+            if self._event_examples >= _EXAMPLES:
+                return
+            self._event_examples += 1
+            self._events.ops.append(_EXAMPLE)
+            sink = self._events.examples
+        s, e = ref.span
+        sink.append(
+            f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")
+        )

@@ -1,0 +1,155 @@
+"""The streamed JSON and GraphML writers: the bytes of the whole-document writers, and a graph that loads back."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import asdict
+
+import networkx as nx
+import pytest
+
+from argus.paths import data_root
+from argus.statutes.corpus import subset_sources
+from argus.statutes.digest import graph_digest
+from argus.statutes.graph import (
+    FORMAT,
+    FORMAT_VERSION,
+    StatuteGraph,
+    build_statute_graph,
+)
+from argus.statutes.writers import write_graphml, write_json
+
+DATA = data_root()
+needs_data = pytest.mark.skipif(
+    not (DATA / "de_statutes" / "gii" / "MANIFEST.json").exists(),
+    reason=f"statute data not found under {DATA} (set ARGUS_DATA_ROOT to the shared data folder)",
+)
+
+
+@pytest.fixture(scope="module")
+def sg():
+    if not (DATA / "de_statutes" / "gii" / "MANIFEST.json").exists():
+        pytest.skip("statute data not found")
+    return build_statute_graph(subset_sources(["AGG", "KSchG", "BUrlG"]))
+
+
+def _whole_json(sg: StatuteGraph) -> str:
+    """The JSON as written before streaming: the whole document, then ``json.dump``."""
+    data = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "codes": [asdict(c) for c in sg.codes.values()],
+        "sections": {code: [[k[0], k[1], sid] for k, sid in idx.items()] for code, idx in sg.sections.items()},
+        "issues": [asdict(i) for i in sg.issues],
+        "citation_report": sg.citation_report.as_dict(),
+        "graph": nx.node_link_data(sg.graph, edges="edges"),
+    }
+    out = io.StringIO()
+    json.dump(data, out, ensure_ascii=False)
+    return out.getvalue()
+
+
+def _whole_graphml(graph: nx.MultiDiGraph, text_of=None) -> bytes:
+    """The GraphML as written before streaming: a copy with every node's text, then networkx."""
+    g = graph.copy()
+    if text_of is not None:
+        for n in g.nodes:
+            if g.nodes[n]["type"] not in ("section", "root", "code"):
+                g.nodes[n]["text"] = text_of(n)
+    out = io.BytesIO()
+    nx.write_graphml(g, out, named_key_ids=True)
+    return out.getvalue()
+
+
+def _odd_graph() -> nx.MultiDiGraph:
+    """Ids and values that need escaping, every value type, an empty node, parallel edges."""
+    g = nx.MultiDiGraph()
+    g.add_node("a&b <c>", type="unit", label='"quoted"\tand\nnew line', n=3, x=0.5, ok=True)
+    g.add_node("ä/ß\r", type="satz", label="Ä > ü &amp;", n=-1, ok=False)
+    g.add_node("empty")
+    g.add_edge("a&b <c>", "ä/ß\r", key="contains_satz", type="contains_satz")
+    g.add_edge("a&b <c>", "ä/ß\r", key='k"2', type="cites_satz", mention="§ 1 <a>", partial=False)
+    return g
+
+
+@needs_data
+def test_streamed_json_is_the_whole_document(sg, tmp_path):
+    path = tmp_path / "g.json"
+    sg.to_json(path)
+    # the same document, key order included (the streamed one has no blanks after "," and ":")
+    assert json.dumps(json.loads(path.read_bytes()), ensure_ascii=False) == _whole_json(sg)
+
+
+@needs_data
+def test_json_loads_back_to_the_same_graph(sg, tmp_path):
+    path = tmp_path / "g.json"
+    sg.to_json(path)
+    again = StatuteGraph.from_json(path)
+    assert graph_digest(again.graph) == graph_digest(sg.graph)
+    # document order too (children(), text()); predecessors come back in node order, not build order
+    assert [(n, list(a.items())) for n, a in again.graph.nodes(data=True)] == [
+        (n, list(a.items())) for n, a in sg.graph.nodes(data=True)
+    ]
+    assert [(u, list(nbrs.items())) for u, nbrs in again.graph._succ.items()] == [
+        (u, list(nbrs.items())) for u, nbrs in sg.graph._succ.items()
+    ]
+    assert again.codes == sg.codes and again.sections == sg.sections and again.issues == sg.issues
+    assert again.citation_report.as_dict() == sg.citation_report.as_dict()
+
+
+def test_streamed_json_of_an_odd_graph(tmp_path):
+    g = _odd_graph()
+    out = io.BytesIO()
+    write_json(out, {"format": "x", "n": [1, 2]}, g)
+    expected = json.dumps({"format": "x", "n": [1, 2], "graph": nx.node_link_data(g, edges="edges")}, ensure_ascii=False)
+    assert json.dumps(json.loads(out.getvalue()), ensure_ascii=False) == expected
+    assert graph_digest(nx.node_link_graph(json.loads(out.getvalue())["graph"], edges="edges")) == graph_digest(g)
+
+
+def test_json_refuses_a_value_json_cannot_hold():
+    g = nx.MultiDiGraph()
+    g.add_node("a", tags={"x"})
+    with pytest.raises(TypeError):
+        write_json(io.BytesIO(), {}, g)
+
+
+@needs_data
+def test_streamed_graphml_is_what_networkx_writes(sg, tmp_path):
+    path = tmp_path / "g.graphml"
+    sg.to_graphml(path)
+    assert path.read_bytes() == _whole_graphml(sg.graph, sg.text)
+    sg.to_graphml(path, node_text=False)
+    assert path.read_bytes() == _whole_graphml(sg.graph)
+
+
+@needs_data
+def test_graphml_loads_back_to_the_same_graph_with_texts(sg, tmp_path):
+    path = tmp_path / "g.graphml"
+    sg.to_graphml(path)
+    back = nx.read_graphml(path)
+    assert list(back.nodes) == list(sg.graph.nodes)
+    for n, attrs in sg.graph.nodes(data=True):
+        expected = dict(attrs)
+        if attrs["type"] not in ("section", "root", "code"):
+            expected["text"] = sg.text(n)
+        assert back.nodes[n] == expected
+    assert sorted((u, v, k, tuple(sorted(d.items()))) for u, v, k, d in back.edges(keys=True, data=True)) == sorted(
+        (u, v, k, tuple(sorted(d.items()))) for u, v, k, d in sg.graph.edges(keys=True, data=True)
+    )
+
+
+def test_streamed_graphml_of_an_odd_graph():
+    g = _odd_graph()
+    out = io.StringIO()
+    write_graphml(out, g)
+    assert out.getvalue().encode() == _whole_graphml(g)
+    back = nx.read_graphml(io.BytesIO(out.getvalue().encode()))
+    assert dict(back.nodes(data=True)) == dict(g.nodes(data=True))
+
+
+def test_graphml_refuses_a_value_type_it_cannot_write():
+    g = nx.MultiDiGraph()
+    g.add_node("a", tags=["x"])
+    with pytest.raises(TypeError, match="GraphML does not support"):
+        write_graphml(io.StringIO(), g)
