@@ -239,6 +239,7 @@ class CampaignTracker:
         self._queue = _Queue(self.uri)
         self.where = (f"MLflow {redact_url(self.uri)}: experiment {self.config.tracking.experiment!r}, campaign run "
                       f"{self.parent_id}")
+        _log.info("tracking to %s", self.where)
 
     def _experiment(self) -> str:
         name = self.config.tracking.experiment

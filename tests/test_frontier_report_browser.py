@@ -49,6 +49,8 @@ def hover_lines(page, target) -> list[str]:
     """Hover ``target`` and return the lines of Plotly's hover label (the mouse leaves the plot first, so a label
     still shown from before is not read)."""
     page.mouse.move(0, 0)
+    # a label a scroll left under the pointer can outlive the move: Plotly's own unhover clears it
+    page.evaluate("Plotly.Fx.unhover(document.getElementById('pareto-plot'))")
     page.wait_for_selector("#pareto-plot .hoverlayer .hovertext", state="detached")
     target.hover(force=True)
     page.wait_for_selector("#pareto-plot .hoverlayer .hovertext")
