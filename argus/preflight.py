@@ -14,12 +14,15 @@ What is checked, once per model (model string, ``api_base``, ``api_key_env``):
   within ``timeout_s`` (1 s); the URL is shown without user, password or query. An ``openai/`` model on
   such a server needs no key (``argus.lm.build_lm`` sends a placeholder); another provider's key is
   checked as below;
+- a hosted provider of :data:`PROVIDER_KEYS` (OpenAI, Anthropic, Gemini, Mistral, Groq, …): its key
+  variable is set (checked here, in microseconds, without importing litellm);
 - otherwise, ``litellm.validate_environment(model)``, which returns ``{"keys_in_environment": bool,
   "missing_keys": [names]}``: a missing variable that holds a credential (its name has KEY, TOKEN,
   SECRET, PASSWORD or CREDENTIALS) is a problem; variables naming a server, region, project or API
   version have defaults or other sources and are left to the call.
 
-litellm is imported only when a hosted model needs its check (importing it takes seconds).
+litellm is imported only when a model outside that table needs its check (importing it takes seconds), so
+a missing key of a common provider fails in well under a second.
 """
 
 from __future__ import annotations
@@ -114,7 +117,48 @@ def unreachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
         return exc.strerror or type(exc).__name__
 
 
+#: Hosted providers whose one credential is an environment variable (any one of the names), as
+#: ``litellm.validate_environment`` names it: a model ``provider/...`` of these is checked here, without
+#: importing litellm, so that a missing key fails at once (``tests/test_preflight.py`` holds the table to
+#: the locked litellm). Providers with other sources of credentials (AWS profiles and roles for Bedrock,
+#: Azure AD tokens, Google application-default credentials for Vertex AI) and bare model names are left
+#: to litellm.
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "codestral": ("CODESTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "together_ai": ("TOGETHERAI_API_KEY",),
+    "cohere": ("COHERE_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "perplexity": ("PERPLEXITYAI_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "deepinfra": ("DEEPINFRA_API_KEY",),
+    "nvidia_nim": ("NVIDIA_NIM_API_KEY",),
+    "ai21": ("AI21_API_KEY",),
+    "replicate": ("REPLICATE_API_KEY",),
+    "moonshot": ("MOONSHOT_API_KEY",),
+    "dashscope": ("DASHSCOPE_API_KEY",),
+    "huggingface": ("HUGGINGFACE_API_KEY",),
+}
+
+
 def missing_credentials(model: str, api_base: str | None = None) -> list[str]:
+    """The credential variables ``model`` needs that are not set: from :data:`PROVIDER_KEYS` for the
+    providers it lists (one name is shown, the first), else as ``litellm.validate_environment`` reports."""
+    provider = model.split("/", 1)[0] if "/" in model else None
+    if provider in PROVIDER_KEYS:
+        names = PROVIDER_KEYS[provider]
+        return [] if any(os.environ.get(n) for n in names) else [names[0]]
+    return _litellm_missing_credentials(model, api_base)
+
+
+def _litellm_missing_credentials(model: str, api_base: str | None = None) -> list[str]:
     """The credential variables ``litellm.validate_environment`` reports missing for ``model``."""
     import contextlib
     import io
@@ -183,4 +227,4 @@ def preflight(uses: Sequence[ModelUse], timeout_s: float = CONNECT_TIMEOUT_S) ->
 
 
 __all__ = ["CONNECT_TIMEOUT_S", "ModelUse", "check_models", "eval_uses", "missing_credentials", "pipeline_uses",
-           "preflight", "shown_url", "unreachable"]
+           "preflight", "PROVIDER_KEYS", "shown_url", "unreachable"]

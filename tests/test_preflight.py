@@ -19,7 +19,16 @@ import pytest
 
 from argus.config import ArgusConfig, LMSpec
 from argus.errors import ConfigError, CredentialsError, PreflightError
-from argus.preflight import check_models, eval_uses, pipeline_uses, preflight, shown_url
+from argus.preflight import (
+    PROVIDER_KEYS,
+    _litellm_missing_credentials,
+    check_models,
+    eval_uses,
+    missing_credentials,
+    pipeline_uses,
+    preflight,
+    shown_url,
+)
 from tests.conftest import DEMO, PROJECT
 from tests.latency_server import LatencyServer
 
@@ -44,6 +53,34 @@ def test_a_missing_key_is_named_with_its_model_and_stages(monkeypatch):
     assert problem == f"model {HOSTED} (stage1, stage2) needs OPENAI_API_KEY, which is not set"
     monkeypatch.setenv("OPENAI_API_KEY", "placeholder-for-the-check")
     assert check_models(uses) == []
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDER_KEYS))
+def test_the_provider_key_table_agrees_with_litellm(monkeypatch, provider):
+    """The table that spares the check litellm's import says what the locked litellm says: with none of the
+    provider's variables set, litellm misses exactly them (any one of them is enough); with one set, none."""
+    model = f"{provider}/some-model"
+    names = PROVIDER_KEYS[provider]
+    for variable in names:
+        monkeypatch.delenv(variable, raising=False)
+    assert set(_litellm_missing_credentials(model)) == set(names)
+    assert missing_credentials(model) == [names[0]]
+    for variable in names:
+        monkeypatch.setenv(variable, "placeholder-for-the-check")
+        assert _litellm_missing_credentials(model) == [] and missing_credentials(model) == []
+        monkeypatch.delenv(variable)
+
+
+def test_a_table_provider_is_checked_without_importing_litellm():
+    """In a fresh process: a missing OpenAI key is found with litellm never imported (its import takes
+    seconds); a provider outside the table still gets litellm's answer."""
+    code = ("import sys; from argus.preflight import check_models; from argus.config import LMSpec; "
+            "print(check_models([('stage1', LMSpec(model='openai/gpt-4o-mini'))])); "
+            "print('litellm' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=PROJECT, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["['model openai/gpt-4o-mini (stage1) needs OPENAI_API_KEY, which is not set']", "False"]
 
 
 def test_api_key_env_and_local_gguf_are_checked(monkeypatch, tmp_path):
