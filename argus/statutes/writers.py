@@ -37,27 +37,44 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
     fh.write(b'"graph":{"directed":%s,"multigraph":%s,"graph":%s,"nodes":[' % (
         dumps(graph.is_directed()), dumps(graph.is_multigraph()), dumps(graph.graph)
     ))  # fmt: skip
-    _write_list(fh, ({**attrs, "id": n} for n, attrs in graph._node.items()))
+    out = _ListWriter(fh)
+    batch = out.batch
+    for n, attrs in graph._node.items():
+        batch.append({**attrs, "id": n})
+        if len(batch) >= _BATCH:
+            out.flush()
+    out.flush()
     fh.write(b'],"edges":[')
-    _write_list(
-        fh,
-        (
-            {**attrs, "source": u, "target": v, "key": k}
-            for u, nbrs in graph._succ.items()
-            for v, keydict in nbrs.items()
-            for k, attrs in keydict.items()
-        ),
-    )
+    out = _ListWriter(fh)
+    batch = out.batch
+    for u, nbrs in graph._succ.items():
+        for v, keydict in nbrs.items():
+            for k, attrs in keydict.items():
+                batch.append({**attrs, "source": u, "target": v, "key": k})
+        if len(batch) >= _BATCH:
+            out.flush()
+    out.flush()
     fh.write(b"]}}")
 
 
-def _write_list(fh: IO[bytes], items: Iterable) -> None:
-    first = True
-    for batch in _batches(items):
-        if not first:
-            fh.write(b",")
-        fh.write(memoryview(orjson.dumps(batch))[1:-1])
-        first = False
+class _ListWriter:
+    """Writes the items of a JSON list a batch at a time (without the brackets)."""
+
+    __slots__ = ("fh", "batch", "first")
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh = fh
+        self.batch: list = []
+        self.first = True
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        if not self.first:
+            self.fh.write(b",")
+        self.fh.write(memoryview(orjson.dumps(self.batch))[1:-1])
+        self.batch.clear()
+        self.first = False
 
 
 # --------------------------------------------------------------------------------------------
