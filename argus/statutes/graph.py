@@ -275,7 +275,7 @@ def build_statute_graph(
     if workers is None:
         workers = parallel.default_workers()
     sources = list(sources)
-    with gc_paused():
+    with gc_paused(settle=True):
         job: list = [None]  #: the registry, for _build to take (and let go of once the workers have it)
         expected = None
         if link_citations:
@@ -289,18 +289,24 @@ def build_statute_graph(
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(settle: bool = False) -> Iterator[None]:
     """The cyclic garbage collector paused (and resumed if it ran before): building or writing the
     graph allocates millions of small dicts that hold no reference cycles, and each of the
-    collector's passes would walk the whole growing graph (a fifth of the build time). The
-    objects of a build are all young when it ends: the first collection after it walks them all
-    once (seconds for the full corpus), so writing the graph pauses the collector too."""
+    collector's passes would walk the whole growing graph (a fifth of the build time).
+
+    With ``settle`` the objects made meanwhile join the oldest generation when the collector
+    resumes (``gc.freeze`` then ``gc.unfreeze``): left young, the first collection after a build
+    would walk all of them (seconds for the full corpus), at the next allocation, and pause the
+    caller; in the oldest generation they are walked only by the rare full collections."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if settle:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
