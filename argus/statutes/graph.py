@@ -409,8 +409,7 @@ def _build(
             linker.merge_counts(result.counts)
             refs.append((key, ids, code_refs))
             # resolve references into other codes as soon as those are in the graph
-            for k, deferred in enumerate(code_refs.deferred):
-                named = deferred[7]
+            for k, named in code_refs.named_codes():
                 if named in asm.codes:
                     linker.resolve_deferred(key, ids, code_refs, k)
                 else:
@@ -423,7 +422,7 @@ def _build(
     sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
     if linker is not None:
         for i, (key, ids, code_refs) in enumerate(refs):
-            linker.add_events(key, ids, code_refs)
+            linker.add_code(key, ids, code_refs)
             refs[i] = None  # the memory goes to the next codes' edges
         sg.citation_report = linker.finish()
         timings.citations = time.perf_counter() - t2

@@ -7,7 +7,9 @@ forked worker processes in chunks, and their packs come back, in source order, a
 (:class:`~argus.statutes.packed.PackedCode`). The building process only turns those into the
 graph's dicts, meanwhile, and resolves the references into other codes.
 
-Workers are forked (Linux): they inherit the sources and the registry without copying them.
+Workers are forked (Linux): they inherit the sources and the registry without copying them. A
+chunk's packs come back pickled in a file of a spool folder (in ``/dev/shm`` where there is one),
+which the building process reads when it gets to that chunk.
 """
 
 from __future__ import annotations

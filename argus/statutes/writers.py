@@ -40,7 +40,10 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
     out = _ListWriter(fh)
     batch = out.batch
     for n, attrs in graph._node.items():
-        batch.append({**attrs, "id": n})
+        record = {**attrs, "id": n}
+        if "title" in record or "text" in record:  # a code, unit or §: its words
+            _fresh_strings(record, _NODE_TEXTS)
+        batch.append(record)
         if len(batch) >= _BATCH:
             out.flush()
     out.flush()
@@ -50,17 +53,38 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
     for u, nbrs in graph._succ.items():
         for v, keydict in nbrs.items():
             for k, attrs in keydict.items():
-                batch.append({**attrs, "source": u, "target": v, "key": k})
+                record = {**attrs, "source": u, "target": v, "key": k}
+                if "mention" in record:
+                    _fresh_strings(record, _EDGE_TEXTS)
+                batch.append(record)
         if len(batch) >= _BATCH:
             out.flush()
     out.flush()
     fh.write(b"]}}")
 
 
+#: Attributes that hold the graph's non-ASCII text (most of it): written from fresh copies
+_NODE_TEXTS = ("label", "title", "short_title", "text", "footnotes", "notes", "note", "number", "stand")
+_EDGE_TEXTS = ("mention",)
+
+
+def _fresh_strings(record: dict, keys: tuple[str, ...]) -> None:
+    """Put copies of the record's non-ASCII strings under ``keys`` in place of the graph's own.
+
+    orjson encodes a non-ASCII string through its UTF-8 form, which CPython then keeps with the
+    string for as long as it lives: writing the graph's own § texts and mentions would leave a
+    UTF-8 copy of all of them in memory (160 MB for the full corpus). A copy takes its UTF-8 form
+    with it when the batch is written."""
+    for key in keys:
+        value = record.get(key)
+        if value.__class__ is str and not value.isascii():
+            record[key] = "".join((value, ""))  # a new string (joining one item would return it)
+
+
 class _ListWriter:
     """Writes the items of a JSON list a batch at a time (without the brackets)."""
 
-    __slots__ = ("fh", "batch", "first")
+    __slots__ = ("batch", "fh", "first")
 
     def __init__(self, fh: IO[bytes]) -> None:
         self.fh = fh
