@@ -78,7 +78,7 @@ def _fresh_strings(record: dict, keys: tuple[str, ...]) -> None:
     for key in keys:
         value = record.get(key)
         if value.__class__ is str and not value.isascii():
-            record[key] = "".join((value, ""))  # a new string (joining one item would return it)
+            record[key] = "".join((value, ""))  # noqa: FLY002 - a new string (f"{value}" is value itself)
 
 
 class _ListWriter:
