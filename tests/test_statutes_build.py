@@ -125,6 +125,18 @@ def test_workers_pack_the_files(monkeypatch, tmp_path):
     assert {p.name for p in tmp_path.iterdir()} - {str(os.getpid())}, "no file was packed in a worker"
 
 
+def test_the_build_leaves_its_objects_to_the_collectors_oldest_generation():
+    # Left young, all of them would be walked by the first collections after the build.
+    import gc
+
+    assert gc.isenabled()
+    sg = build_statute_graph(subset_sources(FIVE_CODES), workers=1)
+    assert gc.isenabled()
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    tracked = [kd for nbrs in sg.graph._succ.values() for kd in nbrs.values()]  # the keydicts hold dicts
+    assert tracked and all(id(kd) in oldest for kd in tracked)
+
+
 def test_a_failing_worker_fails_the_build(monkeypatch):
     def broken(source, registry):
         raise ValueError(f"cannot pack {source.name}")

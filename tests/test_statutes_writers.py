@@ -98,6 +98,19 @@ def test_json_loads_back_to_the_same_graph(sg, tmp_path):
     assert again.citation_report.as_dict() == sg.citation_report.as_dict()
 
 
+@needs_data
+def test_writing_json_leaves_the_graphs_strings_as_they_were(sg, tmp_path):
+    # an encoder that reads a string's UTF-8 form makes CPython keep that form with the string
+    import sys
+
+    texts = [a["text"] for _, a in sg.graph.nodes(data=True) if "text" in a and not a["text"].isascii()]
+    mentions = [d["mention"] for *_, d in sg.graph.edges(data=True) if "mention" in d and not d["mention"].isascii()]
+    assert texts and mentions
+    before = [sys.getsizeof(x) for x in texts + mentions]
+    sg.to_json(tmp_path / "g.json")
+    assert [sys.getsizeof(x) for x in texts + mentions] == before
+
+
 def test_streamed_json_of_an_odd_graph(tmp_path):
     g = _odd_graph()
     out = io.BytesIO()

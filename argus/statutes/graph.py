@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import json
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -200,16 +201,19 @@ class StatuteGraph:
     def to_json(self, path: str | Path) -> None:
         """Write the graph as JSON (node-link format plus codes, issues and the citation report),
         streamed a batch of nodes or edges at a time (:func:`argus.statutes.writers.write_json`)."""
-        head = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "codes": [asdict(c) for c in self.codes.values()],
-            "sections": {code: [[k[0], k[1], sid] for k, sid in idx.items()] for code, idx in self.sections.items()},
-            "issues": [asdict(i) for i in self.issues],
-            "citation_report": self.citation_report.as_dict(),
-        }
-        with atomic_open(path, "wb") as fh:
-            write_json(fh, head, self.graph)
+        with gc_paused():
+            head = {
+                "format": FORMAT,
+                "version": FORMAT_VERSION,
+                "codes": [_fields(c) for c in self.codes.values()],
+                "sections": {
+                    code: [[k[0], k[1], sid] for k, sid in idx.items()] for code, idx in self.sections.items()
+                },
+                "issues": [_fields(i) for i in self.issues],
+                "citation_report": self.citation_report.as_dict(),
+            }
+            with atomic_open(path, "wb") as fh:
+                write_json(fh, head, self.graph)
 
     @classmethod
     def from_json(cls, path: str | Path) -> StatuteGraph:
@@ -231,8 +235,14 @@ class StatuteGraph:
     def to_graphml(self, path: str | Path, node_text: bool = True) -> None:
         """Write GraphML; with ``node_text`` every node gets its full ``text`` (GraphML has no spans).
         Streamed node by node (:func:`argus.statutes.writers.write_graphml`)."""
-        with atomic_open(path, "w") as fh:
+        with gc_paused(), atomic_open(path, "w") as fh:
             write_graphml(fh, self.graph, self.text if node_text else None)
+
+
+def _fields(record: CodeInfo | ParseIssue) -> dict:
+    """``dataclasses.asdict`` of a record of plain values, without its recursive copying (tens of
+    thousands of issues)."""
+    return {f: getattr(record, f) for f in record.__dataclass_fields__}
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,9 +275,7 @@ def build_statute_graph(
     if workers is None:
         workers = parallel.default_workers()
     sources = list(sources)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused(settle=True):
         job: list = [None]  #: the registry, for _build to take (and let go of once the workers have it)
         expected = None
         if link_citations:
@@ -278,8 +286,27 @@ def build_statute_graph(
             # earlier code's node took: the references must be read with the graph's codes only.
             sg = _build(sources, [CodeRegistry(sg.codes.values())], progress, workers)
         return sg
+
+
+@contextmanager
+def gc_paused(settle: bool = False) -> Iterator[None]:
+    """The cyclic garbage collector paused (and resumed if it ran before): building or writing the
+    graph allocates millions of small dicts that hold no reference cycles, and each of the
+    collector's passes would walk the whole growing graph (a fifth of the build time).
+
+    With ``settle`` the objects made meanwhile join the oldest generation when the collector
+    resumes (``gc.freeze`` then ``gc.unfreeze``): left young, the first collection after a build
+    would walk all of them (seconds for the full corpus), at the next allocation, and pause the
+    caller; in the oldest generation they are walked only by the rare full collections."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if was_enabled:
+            if settle:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -382,8 +409,7 @@ def _build(
             linker.merge_counts(result.counts)
             refs.append((key, ids, code_refs))
             # resolve references into other codes as soon as those are in the graph
-            for k, deferred in enumerate(code_refs.deferred):
-                named = deferred[7]
+            for k, named in code_refs.named_codes():
                 if named in asm.codes:
                     linker.resolve_deferred(key, ids, code_refs, k)
                 else:
@@ -396,7 +422,7 @@ def _build(
     sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
     if linker is not None:
         for i, (key, ids, code_refs) in enumerate(refs):
-            linker.add_events(key, ids, code_refs)
+            linker.add_code(key, ids, code_refs)
             refs[i] = None  # the memory goes to the next codes' edges
         sg.citation_report = linker.finish()
         timings.citations = time.perf_counter() - t2

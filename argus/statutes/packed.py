@@ -21,12 +21,19 @@ import networkx as nx
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, contains_edge
-from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode, ParseIssue, parse_code
+from argus.statutes.parser import (
+    IMPLICIT,
+    PRINTED,
+    REPEALED,
+    ParsedCode,
+    ParseIssue,
+    parse_code,
+)
 from argus.statutes.resolve import CitationLinker, CitationReport, CodeReferences
 
 ROOT_ID = "root"
 
-_ABSATZ, _SATZ = int(Level.ABSATZ), int(Level.SATZ)
+_ABSATZ = int(Level.ABSATZ)
 _TYPE_OF_LEVEL = {int(lvl): lvl.type_name for lvl in Level}
 _CONTAINS = {int(lvl): contains_edge(lvl) for lvl in Level}
 #: Shared int objects for offsets and orders (most are below this): the graph holds millions.
@@ -46,7 +53,7 @@ class CodeNodes:
     """What resolving a reference looks up about nodes, answered from one parsed code's columns
     (the worker's counterpart of :class:`argus.statutes.resolve.GraphNodes`)."""
 
-    __slots__ = ("ids", "_code", "_children", "attrs")
+    __slots__ = ("_children", "_code", "attrs", "ids")
 
     def __init__(self, code: ParsedCode) -> None:
         self.ids = code.index  #: node id -> position; ``in`` tells whether a node exists

@@ -7,7 +7,9 @@ forked worker processes in chunks, and their packs come back, in source order, a
 (:class:`~argus.statutes.packed.PackedCode`). The building process only turns those into the
 graph's dicts, meanwhile, and resolves the references into other codes.
 
-Workers are forked (Linux): they inherit the sources and the registry without copying them.
+Workers are forked (Linux): they inherit the sources and the registry without copying them. A
+chunk's packs come back pickled in a file of a spool folder (in ``/dev/shm`` where there is one),
+which the building process reads when it gets to that chunk.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from argus.statutes.packed import PackedCode, pack_source
 from argus.statutes.parser import ParseIssue
 
 #: Chunks per worker: small enough that the workers stay busy to the end (BGB is 50 times a small
-#: law), large enough that messages stay few.
+#: law), large enough that files stay few.
 CHUNKS_PER_WORKER = 48
 
 #: What forked workers inherit: the sources, the registry and the spool folder of the build under way.
@@ -56,9 +58,7 @@ def packed_sources(
             yield idx, pack_source(source, registry)
         return
     global _JOB
-    n = len(sources)
-    per_chunk = max(1, -(-n // (workers * CHUNKS_PER_WORKER)))
-    chunks = [(lo, min(lo + per_chunk, n)) for lo in range(0, n, per_chunk)]
+    chunks = _chunks([_size(s) for s in sources], workers * CHUNKS_PER_WORKER)
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory(prefix="statute-build-", dir=shm if shm.is_dir() else None) as spool:
         _JOB = (sources, registry, spool)
@@ -74,6 +74,35 @@ def packed_sources(
                 pool.join()
         finally:
             _JOB = None
+
+
+def _size(source: XmlSource) -> int:
+    if source.data is not None:
+        return len(source.data)
+    try:
+        return os.stat(source.path).st_size if source.path is not None else 1
+    except OSError:
+        return 1
+
+
+def _chunks(sizes: list[int], count: int) -> list[tuple[int, int]]:
+    """About ``count`` runs ``(lo, hi)`` of the sources, of about equal bytes (the work grows with
+    them), the last tenth of the bytes in runs a quarter of that: a large file near the end then
+    keeps one worker busy while the other has nothing left."""
+    total = sum(sizes) or 1
+    target = total / count
+    chunks: list[tuple[int, int]] = []
+    lo, acc, done = 0, 0, 0
+    for i, size in enumerate(sizes):
+        acc += size
+        limit = target if done + acc < 0.9 * total else target / 4
+        if acc >= limit:
+            chunks.append((lo, i + 1))
+            done += acc
+            lo, acc = i + 1, 0
+    if lo < len(sizes):
+        chunks.append((lo, len(sizes)))
+    return chunks
 
 
 def _pack_chunk(chunk: tuple[int, int]) -> str:

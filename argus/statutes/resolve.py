@@ -121,7 +121,7 @@ class GraphNodes:
     A build's worker answers the same from one code's columns
     (:class:`argus.statutes.packed.CodeNodes`)."""
 
-    __slots__ = ("ids", "_node", "_succ")
+    __slots__ = ("_node", "_succ", "ids")
 
     def __init__(self, graph: nx.MultiDiGraph) -> None:
         # the plain dicts of networkx (``G._node``, ``G._succ``): views cost 3x more in these hot paths
@@ -311,14 +311,20 @@ class CodeReferences:
     #: in the building process: ``deferred`` resolved ahead (``CitationLinker.resolve_deferred``)
     resolved: list | None = None
 
+    def named_codes(self) -> Iterator[tuple[int, str]]:
+        """(index in ``deferred``, the code it names) of each reference into another code."""
+        for k, deferred in enumerate(self.deferred):
+            yield k, deferred[7]
+
 
 class CitationLinker:
     """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code).
 
     In a build's worker process (``local_code`` set, the ``table`` of that one code's nodes instead
-    of a graph) it resolves what stays within the code and records the rest for the building process:
-    :meth:`read_code` returns the code's references as *events*, :meth:`add_events` turns them into
-    edges there, in the order a serial :meth:`link` would have added them.
+    of a graph) it resolves what stays within the code and keeps the rest for the building process:
+    :meth:`read_code` returns the code's :class:`CodeReferences`, :meth:`add_code` turns them into
+    edges there (after :meth:`resolve_deferred` for those into other codes), in the order a serial
+    :meth:`link` would have added them. Edges go into the graph as they are found.
     """
 
     def __init__(
@@ -339,10 +345,10 @@ class CitationLinker:
         self.report = CitationReport()
         self.local_code = local_code
         self._context_cache: dict[str, Designator | None] = {}
-        self._events: CodeReferences | None = None  #: in :meth:`read_code`: what it returns
+        self._out: CodeReferences | None = None  #: in :meth:`read_code`: what it will return
         self._capture = False  #: in :meth:`_resolve_deferred`: keep an unresolved example in ``_captured``
         self._captured: str | None = None
-        self._event_examples = 0
+        self._out_examples = 0
 
     def link(self, layouts: list[SectionLayout]) -> CitationReport:
         """Read and resolve the references of every layout's Sätze, then add the edges."""
@@ -473,9 +479,9 @@ class CitationLinker:
     # -- a build's worker process and its building process ----------------------------------------
     def read_code(self, layouts: list[SectionLayout]) -> CodeReferences:
         """A worker's part for its code (``local_code``): read every §'s references, resolve those
-        that stay within the code, and keep the rest for the building process (:meth:`add_events`)."""
+        that stay within the code, and keep the rest for the building process (:meth:`add_code`)."""
         out = CodeReferences()
-        self._events, self._event_examples = out, 0
+        self._out, self._out_examples = out, 0
         attrs_of, type_of, pos = self.table.attrs, self.table.type, self.table.ids
         parse = self.parser.parse
         code_key = self.local_code
@@ -519,10 +525,10 @@ class CitationLinker:
                     out.kind.append(kinds.setdefault(ref.designator.kind, len(kinds)))
                     out.relative.append(ref.path.top is not Level.SECTION)
                     out.count.append(count)
-        self._events = None
+        self._out = None
         return out
 
-    def add_events(self, code_key: str, ids: list[str], refs: CodeReferences) -> None:
+    def add_code(self, code_key: str, ids: list[str], refs: CodeReferences) -> None:
         """Add a code's references (a worker's :meth:`read_code`; ``ids`` its node ids by position) in
         the building process: every code of the graph must be in it, the codes must come in build order."""
         examples = self.report.unresolved_examples
@@ -537,10 +543,10 @@ class CitationLinker:
             if op == _RESOLVED:
                 satz, origin, mention = ids[satz_[i]], ids[origin_[i]], mention_[i]
                 kind, relative = kinds[kind_[i]], relative_[i] != 0
-                for t in range(t, t + count_[i]):
-                    add_edge(satz, ids[target_[t]], keys[key_[t]], mention, origin, False, complete_[t] != 0, kind,
+                for j in range(t, t + count_[i]):
+                    add_edge(satz, ids[target_[j]], keys[key_[j]], mention, origin, False, complete_[j] != 0, kind,
                              relative)  # fmt: skip
-                t += 1
+                t += count_[i]
                 i += 1
             elif op == _DEFERRED:
                 resolved = refs.resolved[d] if refs.resolved is not None else None
@@ -558,7 +564,7 @@ class CitationLinker:
                 x += 1
 
     def resolve_deferred(self, code_key: str, ids: list[str], refs: CodeReferences, k: int) -> None:
-        """Resolve a code's ``k``-th reference into another code ahead of :meth:`add_events` (the
+        """Resolve a code's ``k``-th reference into another code ahead of :meth:`add_code` (the
         code it names, and the citing code, are in the graph), so little is left for the end."""
         if refs.resolved is None:
             refs.resolved = [None] * len(refs.deferred)
@@ -697,16 +703,16 @@ class CitationLinker:
                 "\n", " "
             )
             return
-        if self._events is None:
+        if self._out is None:
             sink = self.report.unresolved_examples
             if len(sink) >= _EXAMPLES:
                 return
         else:
-            if self._event_examples >= _EXAMPLES:
+            if self._out_examples >= _EXAMPLES:
                 return
-            self._event_examples += 1
-            self._events.ops.append(_EXAMPLE)
-            sink = self._events.examples
+            self._out_examples += 1
+            self._out.ops.append(_EXAMPLE)
+            sink = self._out.examples
         s, e = ref.span
         sink.append(
             f"{satz} -> {code}: …{text[max(0, s - 40) : s]}[{text[s:e]}]{text[e : e + 30]}…".replace("\n", " ")

@@ -37,27 +37,68 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
     fh.write(b'"graph":{"directed":%s,"multigraph":%s,"graph":%s,"nodes":[' % (
         dumps(graph.is_directed()), dumps(graph.is_multigraph()), dumps(graph.graph)
     ))  # fmt: skip
-    _write_list(fh, ({**attrs, "id": n} for n, attrs in graph._node.items()))
+    out = _ListWriter(fh)
+    batch = out.batch
+    for n, attrs in graph._node.items():
+        record = {**attrs, "id": n}
+        if "title" in record or "text" in record:  # a code, unit or §: its words
+            _fresh_strings(record, _NODE_TEXTS)
+        batch.append(record)
+        if len(batch) >= _BATCH:
+            out.flush()
+    out.flush()
     fh.write(b'],"edges":[')
-    _write_list(
-        fh,
-        (
-            {**attrs, "source": u, "target": v, "key": k}
-            for u, nbrs in graph._succ.items()
-            for v, keydict in nbrs.items()
-            for k, attrs in keydict.items()
-        ),
-    )
+    out = _ListWriter(fh)
+    batch = out.batch
+    for u, nbrs in graph._succ.items():
+        for v, keydict in nbrs.items():
+            for k, attrs in keydict.items():
+                record = {**attrs, "source": u, "target": v, "key": k}
+                if "mention" in record:
+                    _fresh_strings(record, _EDGE_TEXTS)
+                batch.append(record)
+        if len(batch) >= _BATCH:
+            out.flush()
+    out.flush()
     fh.write(b"]}}")
 
 
-def _write_list(fh: IO[bytes], items: Iterable) -> None:
-    first = True
-    for batch in _batches(items):
-        if not first:
-            fh.write(b",")
-        fh.write(memoryview(orjson.dumps(batch))[1:-1])
-        first = False
+#: Attributes that hold the graph's non-ASCII text (most of it): written from fresh copies
+_NODE_TEXTS = ("label", "title", "short_title", "text", "footnotes", "notes", "note", "number", "stand")
+_EDGE_TEXTS = ("mention",)
+
+
+def _fresh_strings(record: dict, keys: tuple[str, ...]) -> None:
+    """Put copies of the record's non-ASCII strings under ``keys`` in place of the graph's own.
+
+    orjson encodes a non-ASCII string through its UTF-8 form, which CPython then keeps with the
+    string for as long as it lives: writing the graph's own § texts and mentions would leave a
+    UTF-8 copy of all of them in memory (160 MB for the full corpus). A copy takes its UTF-8 form
+    with it when the batch is written."""
+    for key in keys:
+        value = record.get(key)
+        if value.__class__ is str and not value.isascii():
+            record[key] = "".join((value, ""))  # noqa: FLY002 - a new string (f"{value}" is value itself)
+
+
+class _ListWriter:
+    """Writes the items of a JSON list a batch at a time (without the brackets)."""
+
+    __slots__ = ("batch", "fh", "first")
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh = fh
+        self.batch: list = []
+        self.first = True
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        if not self.first:
+            self.fh.write(b",")
+        self.fh.write(memoryview(orjson.dumps(self.batch))[1:-1])
+        self.batch.clear()
+        self.first = False
 
 
 # --------------------------------------------------------------------------------------------
