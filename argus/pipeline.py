@@ -35,6 +35,7 @@ from argus.config import ArgusConfig
 from argus.designs import baselines, chunked, sentence
 from argus.designs.run import DocumentRun, warn_once
 from argus.documents import Document, RawDocument
+from argus.embeddings import configure_embedding_store
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.event_heads import EventHeads, load_event_heads
@@ -359,6 +360,8 @@ def configure_cache(cache_dir: Path) -> None:
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
     # the original usage of cached answers (their list price), beside DSPy's cache
     configure_usage_store(Path(target).parent / "usage")
+    # and the sentence encodings, so that a re-run loads no encoder
+    configure_embedding_store(Path(target).parent / "embeddings")
     _CACHE_DIR = target
 
 

