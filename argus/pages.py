@@ -7,11 +7,11 @@ value a template writes is escaped by markupsafe (:func:`escape`, also what the 
 in Python use), except markup (``Markup``, a fragment such as ``argus.view.render_text``'s).
 
 Every page carries a Content-Security-Policy (:func:`content_security_policy`) as the first element of its
-``<head>``, computed by :func:`render_page` over the rendered page: it runs the page's own inline scripts
-(each allowed by the SHA-256 of its exact text) and nothing else, applies its own ``<style>`` elements (by
-hash, likewise) and no style attribute (the frontier report: those plotly.js writes, by hash), loads images
-only from ``data:`` URLs and nothing from any URL, so markup that got past the escaping would still run
-nothing and fetch nothing.
+``<head>``, added by :func:`render_page`: it runs the scripts the templates inline with the filter
+``inline_script`` (each allowed by the SHA-256 of its exact text) and nothing else, applies the style
+elements they inline with ``inline_style`` (by hash, likewise) and no style attribute (the frontier report:
+the one plotly.js writes, by hash), loads images only from ``data:`` URLs and nothing from any URL, so
+markup that got past the escaping would still run nothing and fetch nothing.
 """
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context, select_autoescape
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
-__all__ = ["Markup", "content_security_policy", "escape", "hash_source", "json_script", "money", "render_page",
-           "resource", "with_csp"]
+__all__ = ["CspSources", "Markup", "content_security_policy", "escape", "hash_source", "json_script", "money",
+           "render_page", "resource", "with_csp"]
 
 
 @functools.cache
@@ -78,10 +80,8 @@ _PAGES.filters.update(
 )
 
 
-_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
-_STYLE = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
-_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]*)""", re.IGNORECASE)
-_JS_TYPES = {"", "text/javascript", "application/javascript", "module"}
+_CSP_KEY = "_csp_sources"
+"""The name under which :func:`render_page` hands a page's :class:`CspSources` to the filters that fill it."""
 
 
 def hash_source(text: str) -> str:
@@ -89,29 +89,36 @@ def hash_source(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def content_security_policy(html: str, *, style_src: Sequence[str] = (), style_attributes: Sequence[str] = ()) -> str:
-    """The Content-Security-Policy of the page ``html``: ``default-src 'none'`` (no fetch, frame, font,
-    worker or connection of any kind), its inline scripts by hash, its ``<style>`` elements by hash (plus
-    ``style_src``, what a page's library needs), no style attribute but those whose exact text is one of
-    ``style_attributes`` (by hash, ``'unsafe-hashes'``), images from ``data:`` only, no ``<base>``, no
+@dataclass
+class CspSources:
+    """What a page's policy allows: the hashes of the scripts and style elements its templates inlined (through
+    the filters ``inline_script`` and ``inline_style``), and what its library adds (``style_src``: style
+    elements, as CSP sources; ``style_attributes``: the exact text of style attributes)."""
+
+    scripts: list[str] = field(default_factory=list)
+    styles: list[str] = field(default_factory=list)
+    style_src: Sequence[str] = ()
+    style_attributes: Sequence[str] = ()
+
+
+def content_security_policy(sources: CspSources) -> str:
+    """The Content-Security-Policy of a page: ``default-src 'none'`` (no fetch, frame, font, worker or
+    connection of any kind), the scripts and style elements its templates inlined, by hash (plus
+    ``sources.style_src``), no style attribute but those whose exact text is one of
+    ``sources.style_attributes`` (by hash, ``'unsafe-hashes'``), images from ``data:`` only, no ``<base>``, no
     plugin, no form submission.
 
-    Each hash is computed over the exact text of an element of the rendered page. A ``<script
-    type="application/json">`` block is data a browser never executes, so it needs none; a script or
-    style element added or altered later (by markup that got past the escaping, or by an edit of the
-    file) matches no hash and is blocked. ``form-action`` and ``base-uri`` do not fall back to
-    ``default-src``, hence named.
+    The hashes are of the texts the templates passed to ``inline_script`` and ``inline_style``, not of
+    whatever ``<script>`` the rendered page holds: markup that got past the escaping, a script or a style
+    element added or altered afterwards, an event-handler attribute or a ``javascript:`` URL matches no hash
+    and is blocked (and reported: a CSP violation on the console). A ``<script type="application/json">``
+    block is data a browser never executes and needs none. ``form-action`` and ``base-uri`` do not fall back
+    to ``default-src``, hence named.
     """
-    scripts: list[str] = []
-    for attrs, body in _SCRIPT.findall(html):
-        kind = _TYPE.search(attrs)
-        if (kind.group(1).lower() if kind else "") in _JS_TYPES:
-            scripts.append(hash_source(body))
-    styles = [hash_source(body) for body in _STYLE.findall(html)]
-    script_src = " ".join(dict.fromkeys(scripts)) or "'none'"
-    style_elem = " ".join(dict.fromkeys([*styles, *style_src])) or "'none'"
-    style_attr = " ".join(["'unsafe-hashes'", *dict.fromkeys(map(hash_source, style_attributes))]) if style_attributes \
-        else "'none'"
+    script_src = " ".join(dict.fromkeys(sources.scripts)) or "'none'"
+    style_elem = " ".join(dict.fromkeys([*sources.styles, *sources.style_src])) or "'none'"
+    attrs = dict.fromkeys(map(hash_source, sources.style_attributes))
+    style_attr = " ".join(["'unsafe-hashes'", *attrs]) if attrs else "'none'"
     return "; ".join([
         "default-src 'none'",
         f"script-src {script_src}",
@@ -124,11 +131,46 @@ def content_security_policy(html: str, *, style_src: Sequence[str] = (), style_a
     ])
 
 
-def with_csp(html: str, *, style_src: Sequence[str] = (), style_attributes: Sequence[str] = ()) -> str:
-    """``html`` with its :func:`content_security_policy` as a ``<meta http-equiv>``, the first element of its
-    ``<head>`` (the first ``<head>`` of a page made from ``base.html.j2``, which comes before any text a
-    page shows)."""
-    policy = content_security_policy(html, style_src=style_src, style_attributes=style_attributes)
+def _sources(ctx: Context) -> CspSources:
+    sources = ctx.get(_CSP_KEY)
+    if not isinstance(sources, CspSources):
+        raise RuntimeError("inline_script and inline_style work only in a page rendered by render_page")
+    return sources
+
+
+@pass_context
+def inline_script(ctx: Context, text: str) -> Markup:
+    """The filter ``inline_script``: ``text`` (a script of ``argus/resources/web``, the plotly.js bundle) as a
+    ``<script>`` element the page's policy allows by the SHA-256 of exactly ``text``."""
+    text = str(text)
+    if re.search(r"</script|<!--", text, flags=re.IGNORECASE):
+        raise ValueError("a script holding '</script' or '<!--' cannot be inlined into a page")
+    _sources(ctx).scripts.append(hash_source(text))
+    return Markup(f"<script>{text}</script>")
+
+
+@pass_context
+def inline_style(ctx: Context, text: str) -> Markup:
+    """The filter ``inline_style``: ``text`` (style sheets of ``argus/resources/web``, a page's own rules) as a
+    ``<style>`` element the page's policy allows by the SHA-256 of exactly ``text``."""
+    text = str(text)
+    if re.search(r"</style", text, flags=re.IGNORECASE):
+        raise ValueError("a style sheet holding '</style' cannot be inlined into a page")
+    _sources(ctx).styles.append(hash_source(text))
+    return Markup(f"<style>{text}</style>")
+
+
+_PAGES.filters.update(
+    inline_script=inline_script,    # <script>…</script>, allowed by the page's policy by its hash
+    inline_style=inline_style,      # <style>…</style>, likewise
+)
+
+
+def with_csp(html: str, sources: CspSources) -> str:
+    """``html`` with the :func:`content_security_policy` of ``sources`` as a ``<meta http-equiv>``, the first
+    element of its ``<head>`` (the first ``<head>`` of a page made from ``base.html.j2``, which comes before
+    any text a page shows)."""
+    policy = content_security_policy(sources)
     assert not set(policy) & set('"<>&'), policy  # hashes and keywords only: nothing to escape in the attribute
     meta = f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
     head = html.find("<head>")
@@ -141,12 +183,13 @@ def with_csp(html: str, *, style_src: Sequence[str] = (), style_attributes: Sequ
 def render_page(template: str, *, style_src: Sequence[str] = (), style_attributes: Sequence[str] = (),
                 **context: object) -> str:
     """The page ``template`` (a file of ``argus/resources/templates``) rendered with ``context``, with its
-    Content-Security-Policy (:func:`with_csp`; ``style_src`` and ``style_attributes``: the style elements and
-    attributes the page's library adds).
+    Content-Security-Policy (:func:`with_csp`): the scripts and style elements the templates inlined with the
+    filters ``inline_script`` and ``inline_style`` by hash, ``style_src`` and ``style_attributes`` (what the
+    page's library adds, see :class:`CspSources`).
 
     Autoescape is on: every value a template writes is escaped, so it is shown as text, except markup
     (``Markup``), which is written as it is. A name the template uses but ``context`` lacks is an
     error, not an empty string.
     """
-    return with_csp(_PAGES.get_template(template).render(**context), style_src=style_src,
-                    style_attributes=style_attributes)
+    sources = CspSources(style_src=tuple(style_src), style_attributes=tuple(style_attributes))
+    return with_csp(_PAGES.get_template(template).render(**context, **{_CSP_KEY: sources}), sources)
