@@ -171,7 +171,8 @@ def with_csp(html: str, sources: CspSources) -> str:
     element of its ``<head>`` (the first ``<head>`` of a page made from ``base.html.j2``, which comes before
     any text a page shows)."""
     policy = content_security_policy(sources)
-    assert not set(policy) & set('"<>&'), policy  # hashes and keywords only: nothing to escape in the attribute
+    if set(policy) & set('"<>&'):  # hashes and keywords only: nothing to escape in the attribute
+        raise ValueError(f"not a source list a page's policy can hold: {policy}")
     meta = f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
     head = html.find("<head>")
     if head < 0:

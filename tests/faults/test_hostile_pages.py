@@ -28,6 +28,7 @@ import pytest
 
 from argus.export import write_ekg
 from argus.ledger import Totals
+from argus.pages import hash_source
 from argus.schema import (
     DocCausalEdge,
     DocEntity,
@@ -47,6 +48,7 @@ from argus.schema import (
 from argus.view import index_documents, write_view
 from optimizers.frontier import Frontier, build_frontier_file
 from optimizers.report import write_report
+from tests.browser_support import VIEWPORT
 from tests.test_frontier import write_campaign
 from tests.test_frontier_report import SEED_PROMPTS, member
 from tests.test_frontier_report_browser import hover_lines, open_report, point
@@ -64,7 +66,7 @@ HOSTILE = (
     "<script>alert(document.domain)</script>",
     INJECTION,
 )
-"""The hostile strings: each would set ``window.pwned``, open a dialog or hide what follows if it were read as markup."""
+"""The hostile strings: each would set ``window.pwned``, open a dialog or hide what follows, read as markup."""
 
 SHIPPED_SCRIPTS = {"view": 2, "index": 0, "report": 3}
 """The ``<script>`` elements each page ships: the view its data block and view.js; the index none; the report
@@ -81,7 +83,8 @@ _PROBE = r"""() => {
     scripts: document.scripts.length,
     handlers: all.flatMap(e => [...e.attributes].filter(a => /^on/i.test(a.name)).map(a => e.tagName + ' ' + a.name)),
     jsUrls: urls.filter(u => /^\s*(javascript|vbscript|data:text\/html)/i.test(u)),
-    foreign: [...document.querySelectorAll('img, iframe, frame, object, embed, form, base, link, meta[http-equiv=refresh]')]
+    foreign: [...document.querySelectorAll('img, iframe, frame, object, embed, form, base, link, meta[http-equiv]')]
+      .filter(e => !(e === document.head.firstElementChild))
       .filter(e => !(e.tagName === 'IMG' && e.getAttribute('src').startsWith('data:image/png;base64,')))
       .map(e => e.outerHTML.slice(0, 120)),
     csp: head && head.tagName === 'META' && head.httpEquiv === 'Content-Security-Policy' ? head.content : null,
@@ -234,6 +237,7 @@ def test_hostile_view_runs_nothing_and_shows_every_string_as_text(browser_page, 
         page.locator(f'.mention-chip[data-entity-id="E{i}"]').first.click()
         check_inert(bp, watch, html, "view", own)
     assert page.locator("a").count() == 0  # nothing in the view is a link
+    assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORT["width"]
     assert page.url == html.resolve().as_uri()
     check_inert(bp, watch, html, "view", own)
 
@@ -373,20 +377,22 @@ def test_an_altered_page_is_blocked_by_its_policy(browser_page, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["view", "report"])
-def test_each_shipped_script_is_allowed_by_its_exact_hash(kind, tmp_path):
-    """Fault: none injected; the policy's bookkeeping. Holds: the script-src of each page lists exactly the SHA-256
-    of each executable inline script it ships (the data blocks need none), computed over the text as written."""
-    import base64
-    import hashlib
-
+def test_each_shipped_script_and_style_is_allowed_by_its_exact_hash(kind, tmp_path):
+    """Fault: none injected; the policy's bookkeeping on the hostile pages. Holds: script-src lists exactly the
+    SHA-256 of each executable inline script the page ships (the data blocks need none), style-src the SHA-256
+    of its style element, each computed over the text as written; the hostile text adds neither."""
     if kind == "view":
         html = write_view(write_ekg(hostile_ekg(), tmp_path, graphml=False)["json"]).read_text(encoding="utf-8")
     else:
         hostile_frontier(tmp_path / "camp")
         html = write_report(tmp_path / "camp", tmp_path / "report.html").read_text(encoding="utf-8")
     policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html).group(1)
-    script_src = next(d for d in policy.split("; ") if d.startswith("script-src "))
-    bodies = [body for attrs, body in re.findall(r"<script([^>]*)>(.*?)</script>", html, flags=re.S)
-              if "application/json" not in attrs]
-    want = {"'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'" for b in bodies}
-    assert set(script_src.split()[1:]) == want and len(want) == SHIPPED_SCRIPTS[kind] - 1
+    directives = {d.split()[0]: d.split()[1:] for d in policy.split("; ")}
+    scripts = [body for attrs, body in re.findall(r"<script([^>]*)>(.*?)</script>", html, flags=re.S)
+               if "application/json" not in attrs]
+    assert set(directives["script-src"]) == set(map(hash_source, scripts))
+    assert len(scripts) == SHIPPED_SCRIPTS[kind] - 1
+    styles = re.findall(r"<style>(.*?)</style>", html, flags=re.S)
+    assert len(styles) == 1 and hash_source(styles[0]) in directives["style-src"]
+    assert directives["style-src-attr"] == (["'none'"] if kind == "view" else
+                                            ["'unsafe-hashes'", hash_source("font-weight:bold")])
