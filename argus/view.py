@@ -7,7 +7,10 @@ no external URL of any kind; every text is HTML-escaped, and the data the script
 
 The pages are Jinja2 templates (``argus/resources/templates``: ``base.html.j2``, the layout every page
 extends, ``view.html.j2`` and ``index.html.j2``) rendered with autoescape on by ``argus.pages.render_page``;
-their style sheets and script are files of ``argus/resources/web``, inlined by the templates.
+their style sheets and script are files of ``argus/resources/web``, inlined by the templates. The page's
+Content-Security-Policy (``argus.pages.content_security_policy``) runs that one script and nothing else,
+loads nothing, and lets no style attribute apply: the legend's and the tables' styles are classes of
+``view.css``, the graph's width a rule of the page's own style element.
 
 The page shows:
 

@@ -14,6 +14,11 @@ escapes), never pasted into code; the hover texts in it are HTML-escaped once mo
 a few tags in them. Without JavaScript the page shows the same plot as a PNG (``<noscript>``). The other
 plots are base64 PNGs (matplotlib's Agg canvas, no pyplot state).
 
+Like every page of ``argus.pages``, the report carries a Content-Security-Policy: its two scripts (plotly.js
+and report.js) run by hash and nothing else does; the style elements plotly.js appends are allowed by hash
+as well (:func:`plotly_style_sources`), and so is the one style attribute it writes, a hover label's bold
+(:data:`PLOTLY_STYLE_ATTRIBUTES`): neither ``'unsafe-inline'`` nor ``'unsafe-eval'`` is needed.
+
 The page is the template ``argus/resources/templates/report.html.j2`` (it extends the layout the
 ``argus view`` pages share, and inlines ``argus/resources/web/report.css`` and ``report.js``), rendered
 by ``argus.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
@@ -40,7 +45,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from argus.io import write_text_atomic
-from argus.pages import escape, json_script, money, render_page
+from argus.pages import escape, hash_source, json_script, money, render_page
 from optimizers.frontier import CandidateRow, Frontier, MemberManifest
 
 TIE_EPS = 1e-9
@@ -151,6 +156,34 @@ def plotly_bundle() -> Markup:
         raise RuntimeError("the plotly.js bundle of this plotly release holds '</script' or '<!--' and cannot be "
                            "inlined into a page; install another plotly version")
     return Markup(js)
+
+
+_BUNDLE_STYLE = re.compile(r"""document\.createElement\("style"\);?[^;]{0,300}?\.textContent='([^'\\]*)'""")
+
+
+@functools.cache
+def plotly_style_sources() -> tuple[str, ...]:
+    """The style elements plotly.js adds to a page, as the report's Content-Security-Policy allows them: by
+    the SHA-256 of their text, as the page's own (``argus.pages.content_security_policy``).
+
+    plotly.js writes its style rules (modebar, cursors, hover) into an empty ``<style>`` it appends and fills
+    with ``insertRule``, which the policy does not check: the hash of the empty text allows that element. The
+    bundle also appends fixed style sheets as string literals (maplibre's, for map plots), hashed here from
+    the bundle itself. Neither needs ``'unsafe-inline'``, nor does plotly.js need ``'unsafe-eval'`` for the
+    scatter plots drawn here (its one ``new Function`` runs only where ``globalThis`` is missing, its
+    ``eval`` only for map plots). Should a plotly.js release insert a style the pattern misses, the browser
+    shows a CSP violation and the browser tests fail on it.
+    """
+    sources = [hash_source("")]
+    sources += [hash_source(text) for text in _BUNDLE_STYLE.findall(str(plotly_bundle()))]
+    return tuple(dict.fromkeys(sources))
+
+
+PLOTLY_STYLE_ATTRIBUTES = ("font-weight:bold",)
+"""The style attributes plotly.js writes into the page, which the report's policy allows by hash
+(``'unsafe-hashes'``): a hover label's ``<b>`` becomes ``<tspan style="font-weight:bold">`` (plotly.js sets
+the other inline styles through the CSSOM, which the policy does not check). A label's text is escaped
+(:func:`_h`), so ``<b>`` is the only tag in it; any other style attribute is blocked."""
 
 
 def member_anchors(fr: Frontier) -> dict[str, str]:
@@ -540,6 +573,8 @@ def render_report(fr: Frontier) -> str:
     seed = fr.seed()
     return render_page(
         "report.html.j2",
+        style_src=plotly_style_sources(),
+        style_attributes=PLOTLY_STYLE_ATTRIBUTES,
         title=f"Frontier report — {fr.campaign}",
         sections=SECTIONS,
         summary=_summary(fr, knee),
