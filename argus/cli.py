@@ -113,11 +113,9 @@ def extract(
     no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
-    from argus.batch import run_batch
+    from argus.batch import METHODS, BatchInterrupted, run_batch
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
-
-    from argus.batch import METHODS
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {', '.join(METHODS)}")
@@ -168,7 +166,29 @@ def extract(
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
+    except BatchInterrupted as exc:
+        typer.secho(str(exc), fg="yellow", err=True)
+        _exit_soon(128 + exc.signum)
+        raise typer.Exit(128 + exc.signum)
+    except OSError as exc:  # the output folder itself (cannot be created, …): documents' own failures are recorded
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.secho(f"error: {exc.strerror or exc}{where}", fg="red", err=True)
+        raise typer.Exit(1)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _exit_soon(code: int, grace_s: float = 5.0) -> None:
+    """After an interrupted batch: if the process has not exited ``grace_s`` seconds from now (a
+    model call still running in a worker thread holds it up), it exits then with ``code`` anyway."""
+    import threading
+
+    def force() -> None:
+        time.sleep(grace_s)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+    threading.Thread(target=force, name="argus-exit", daemon=True).start()
 
 
 def _eval_methods(methods: list[str], no_oneshot: bool) -> tuple[str, ...]:
