@@ -349,7 +349,11 @@ class BatchWriter:
                 self.claims.release(result.doc_id)
 
     def _write(self, result: DocumentResult) -> None:
-        self.report.ledger.extend(result.entries)
+        try:
+            self.report.ledger.extend(result.entries)
+        except OSError as exc:
+            exc.filename = exc.filename or str(self.report.ledger.path)  # (a failed write names no file)
+            raise
         if result.error is not None:
             self.record_error(result.error)
             if result.error.get("unexpected"):
@@ -360,7 +364,11 @@ class BatchWriter:
         from argus.export import write_ekg
 
         ekg = result.ekg
-        paths_written = write_ekg(ekg, self.out, graphml=self.graphml)
+        try:
+            paths_written = write_ekg(ekg, self.out, graphml=self.graphml)
+        except OSError as exc:
+            exc.filename = exc.filename or str(self.out / f"{ekg.doc_id}.ekg.json")
+            raise
         self._rows[result.index] = summary_row(ekg, result.seconds)
         self.report.rows = [self._rows[i] for i in sorted(self._rows)]
         self.report.outputs[ekg.doc_id] = paths_written["json"]
