@@ -313,10 +313,11 @@ def write_failure(result: "DocumentResult", out: Path, exc: OSError) -> dict:
     """The error record of a document whose outputs could not be written (a full disk, …)."""
     where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
     reason = exc.strerror or str(exc)
+    unbooked = " (its LM calls are not in ledger.jsonl)" if str(exc.filename or "").endswith("ledger.jsonl") else ""
     return {"source": result.label, "doc_id": result.doc_id, "error": type(exc).__name__,
             "message": f"its outputs could not be written to {out}/: {reason}{where}; nothing of them is left "
-                       "half-written. Free space (or fix the folder) and run the same command with --skip-existing "
-                       "to do it"}
+                       f"half-written{unbooked}. Free space (or fix the folder) and run the same command with "
+                       "--skip-existing to do it"}
 
 
 class BatchWriter:

@@ -193,6 +193,7 @@ def test_two_runs_on_one_folder_write_each_ekg_once(tmp_path, skip_existing):
         assert rc == 0 and "Traceback" not in err, err[-3000:]
         s = _summary(err)
         assert s["failed"] == 0 and s["written"] + s["skipped"] == len(todo), s
+    print("runs:", [_summary(err) for _, _, err in results])
     written = collections.Counter(d for _, stdout, _ in results for d in _written(stdout))
     assert written == collections.Counter(todo), written  # each EKG written by one run, once
     assert _extractions(tmp_path) == collections.Counter(todo)  # and extracted once
@@ -235,6 +236,7 @@ def test_a_file_size_limit_fails_its_documents_cleanly_and_a_rerun_completes(tmp
     failing = {"b_large", "c_small", "d_small", "e_large"}
     _check_full_disk_run(rc, stdout, err, out, failing, "File too large")
     assert (out / "ledger.jsonl").stat().st_size <= 40_000
+    print("file-size limit:", re.findall(r"^failed \S*: .*$", err, re.M)[-1][-400:])
     assert sorted(_written(stdout)) == ["a_small"]
     rc, stdout, err = _finish(_start(tmp_path, [*args, "--skip-existing"]))
     assert rc == 0, err[-3000:]
@@ -276,6 +278,8 @@ def test_a_full_filesystem_fails_its_documents_cleanly_and_a_rerun_completes(tmp
     failing = set(ids) - done
     assert done and failing, (done, err[-2000:])
     _check_full_disk_run(rc, stdout, err, out, failing, "No space left on device")
+    print(f"full tmpfs: {len(done)} written, {len(failing)} failed:",
+          re.search(r"^failed \S*: .*$", err, re.M)[0][-400:])
     subprocess.run(["mount", "-o", "remount,size=4m", str(small_tmpfs)], check=True)
     rc, stdout, err = _finish(_start(tmp_path, [*args, "--skip-existing"]))
     assert rc == 0, err[-3000:]
