@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import json
 import os
 import queue
@@ -201,15 +202,19 @@ def sigterm_as_interrupt():
         yield
         return
 
+    fired = []
+
     def handler(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        fired.append(signum)
         raise KeyboardInterrupt("SIGTERM")
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not fired:  # (once it fired, a second SIGTERM kills at once, also outside the block)
+            signal.signal(signal.SIGTERM, previous)
 
 
 def interrupted(exc: KeyboardInterrupt, done: int, total: int) -> BatchInterrupted:
@@ -257,6 +262,10 @@ class Claims:
                 holder = self._holder(fd)
                 os.close(fd)
                 return holder
+            except OSError as exc:  # a filesystem without locks: the claim file alone (no takeover test)
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    os.close(fd)
+                    raise
             try:  # the file locked must still be the claim (its last holder removes it when done)
                 current = os.stat(path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:

@@ -10,6 +10,7 @@ killed writer.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -88,7 +89,11 @@ def append_jsonl_lines(path: str | Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        except OSError as exc:  # a filesystem without locks: one O_APPEND write is all there is
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
         size = os.fstat(fd).st_size
         torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         data = (b"\n" if torn else b"") + "".join(line + "\n" for line in lines).encode("utf-8")
