@@ -400,14 +400,18 @@ class BatchWriter:
                                f"{entry['message'][:300]}[/red]")
 
 
-def pending_sources(paths, out: Path, skip_existing: bool, console: Console) -> list[tuple[int, str, object]]:
-    """(index, label, document or its read error) of every input still to do."""
+def pending_sources(paths, out: Path, skip_existing: bool, console: Console,
+                    skipped: list[dict] | None = None) -> list[tuple[int, str, object]]:
+    """(index, label, document or its read error) of every input still to do; those skipped
+    because their EKG exists are added to ``skipped`` (``BatchReport.skipped``) if given."""
     from argus.pipeline import iter_sources
 
     todo = []
     for index, (label, item) in enumerate(iter_sources(paths)):
         if skip_existing and not isinstance(item, ArgusError) and (out / f"{item.doc_id}.ekg.json").exists():
             console.print(f"[dim]{item.doc_id}: exists, skipped[/dim]")
+            if skipped is not None:
+                skipped.append({"doc_id": item.doc_id, "source": label, "reason": "exists"})
             continue
         todo.append((index, label, item))
     return todo
@@ -479,8 +483,8 @@ def run_batch(
     documents = concurrency or pipe.config.concurrency.documents
     claims = Claims(out)
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
-    todo = pending_sources(paths, out, skip_existing, console)
-    if not todo:
+    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     stop = threading.Event()
 

@@ -371,8 +371,8 @@ def run_batch_ray(
     out.mkdir(parents=True, exist_ok=True)
     claims = Claims(out)  # taken by the driver for the documents it sends, released as each is written
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
-    todo = pending_sources(paths, out, skip_existing, console)
-    if not todo:
+    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     try:
         with sigterm_as_interrupt(), batch_progress(console) as progress:
