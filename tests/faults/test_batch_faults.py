@@ -380,3 +380,25 @@ def test_a_garbled_or_truncated_cache_is_set_aside_with_a_warning(tmp_path):
             assert db.execute("PRAGMA quick_check").fetchone() == ("ok",)
     assert "truncated (" in flat and "not a SQLite database" in flat
     assert DocumentEKG.model_validate_json((tmp_path / "out" / "doc.ekg.json").read_text()).doc_id == "doc"
+
+
+def test_the_claims_of_a_killed_run_are_taken_over(tmp_path):
+    """Fault: SIGKILL (no handler runs) to an ``argus extract`` process while it extracts its first
+    2 documents, one of which would take 120 s: their claim files stay behind. Must hold: the same
+    command with --skip-existing takes those claims over (their lock died with the process; nothing
+    says "claimed by"), extracts every document, exits 0, and leaves no claim or temporary file,
+    every EKG and ledger line whole."""
+    ids = [f"d{i}" for i in range(4)]
+    src = _docs(tmp_path / "in", {d: 300 for d in ids})
+    out = tmp_path / "out"
+    args = [src, "--out", out, "--method", "floor", "--no-preflight", "--concurrency", "2"]
+    proc = _start(tmp_path, args, delay={"d0": 120.0}, delay_default=0.5)
+    _wait_for(lambda: (out / "d0.claim").exists(), "the first claim")
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert (out / "d0.claim").exists()  # left behind, unlocked
+    rc, stdout, err = _finish(_start(tmp_path, [*args, "--skip-existing"]))
+    assert rc == 0 and "claimed by" not in err, err[-3000:]
+    assert "d0" in _written(stdout)
+    _assert_nothing_torn(out)
+    assert sorted(p.name.removesuffix(".ekg.json") for p in out.glob("*.ekg.json")) == ids
