@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -113,11 +115,9 @@ def extract(
     no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
-    from argus.batch import run_batch
+    from argus.batch import METHODS, BatchInterrupted, run_batch, sigterm_as_interrupt
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
-
-    from argus.batch import METHODS
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {', '.join(METHODS)}")
@@ -129,6 +129,8 @@ def extract(
         raise typer.BadParameter("--address and --actors go with --engine ray")
     if engine == "ray" and frontier is not None:
         raise typer.BadParameter("--frontier runs on the local engine; on Ray, pass the member's settings with --config")
+    terminate = contextlib.ExitStack()  # SIGTERM: as Ctrl-C from here on
+    terminate.enter_context(sigterm_as_interrupt())
     try:
         overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars,
                                keep_ungrounded, grounded_decoding)
@@ -168,7 +170,38 @@ def extract(
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
+    except BatchInterrupted as exc:
+        typer.secho(str(exc), fg="yellow", err=True)
+        _exit_soon(128 + exc.signum)
+        raise typer.Exit(128 + exc.signum)
+    except KeyboardInterrupt as exc:  # outside the batch's own loop (loading models, the preflight, its summary)
+        signum = signal.SIGTERM if exc.args == ("SIGTERM",) else signal.SIGINT
+        typer.secho(f"{'SIGTERM' if signum == signal.SIGTERM else 'interrupt (SIGINT)'}: stopped; what was written is "
+                    "complete, nothing is half-written; run the same command with --skip-existing to do the rest",
+                    fg="yellow", err=True)
+        _exit_soon(128 + signum)
+        raise typer.Exit(128 + signum)
+    except OSError as exc:  # the output folder itself (cannot be created, …): documents' own failures are recorded
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.secho(f"error: {exc.strerror or exc}{where}", fg="red", err=True)
+        raise typer.Exit(1)
+    finally:
+        terminate.close()
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _exit_soon(code: int, grace_s: float = 5.0) -> None:
+    """After an interrupted batch: if the process has not exited ``grace_s`` seconds from now (a
+    model call still running in a worker thread holds it up), it exits then with ``code`` anyway."""
+    import threading
+
+    def force() -> None:
+        time.sleep(grace_s)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+    threading.Thread(target=force, name="argus-exit", daemon=True).start()
 
 
 def _eval_methods(methods: list[str], no_oneshot: bool) -> tuple[str, ...]:

@@ -55,7 +55,9 @@ that dies (a crash, the OOM killer, a lost node) is replaced and its documents a
 time per actor (so that one document that kills its actor cannot take others with it), and then
 recorded in ``errors.jsonl`` with the reason. If Ray itself fails (the actors cannot start, the
 cluster goes away) the documents without a result are recorded as failed with Ray's reason; what
-was written before stays written.
+was written before stays written. The driver claims each document it sends (``argus.batch.Claims``:
+a document claimed by another run on OUT is skipped), a write that fails (a full disk) fails that
+document only, and SIGTERM or Ctrl-C stops the batch as locally (``argus.batch.BatchInterrupted``).
 """
 
 from __future__ import annotations
@@ -74,11 +76,15 @@ from rich.console import Console
 from argus.batch import (
     BatchReport,
     BatchWriter,
+    Claims,
     DocumentResult,
     batch_progress,
+    claim_document,
     extract_document,
+    interrupted,
     pending_sources,
     print_batch_summary,
+    sigterm_as_interrupt,
 )
 from argus.config import PIPELINE_STAGES, ArgusConfig
 from argus.errors import ConfigError
@@ -359,30 +365,43 @@ def run_batch_ray(
         raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
     if actors is not None and actors < 1:
         raise ConfigError(f"actors must be at least 1, not {actors}")
+    since = time.time()
     console = console or Console(stderr=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    writer = BatchWriter(out, graphml=graphml, console=console)
-    todo = pending_sources(paths, out, skip_existing, console)
-    if not todo:
+    claims = Claims(out)  # taken by the driver for the documents it sends, released as each is written
+    writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
+    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
-    docs = {i: (label, item) for i, label, item in todo if not isinstance(item, BaseException)}
-    with batch_progress(console) as progress:
-        task = progress.add_task("documents", total=len(todo), doc="")
-        writer.console = progress.console
+    try:
+        with sigterm_as_interrupt(), batch_progress(console) as progress:
+            task = progress.add_task("documents", total=len(todo), doc="")
+            writer.console = progress.console
 
-        def write(result: DocumentResult) -> None:
-            writer.write(result)
-            progress.update(task, doc=Path(result.label).name)
-            progress.advance(task)
+            def write(result: DocumentResult) -> None:
+                writer.write(result)
+                progress.update(task, doc=Path(result.label).name)
+                progress.advance(task)
 
-        for i, label, item in todo:  # unreadable inputs: recorded here, never sent to Ray
-            if isinstance(item, BaseException):
-                write(extract_document(None, i, label, item, method))
-        if docs:
-            with _ray_runtime(ray, address):
-                _run_on_ray(ray, docs, config, method=method, concurrency=concurrency,
-                            actors=actors or DEFAULT_ACTORS, write=write, console=progress.console)
+            docs = {}
+            for i, label, item in todo:  # unreadable inputs: recorded here, never sent to Ray
+                if isinstance(item, BaseException):
+                    write(extract_document(None, i, label, item, method))
+                elif (skipped := claim_document(claims, out, i, label, item, skip_existing=skip_existing,
+                                                since=since)) is not None:
+                    write(skipped)
+                else:
+                    docs[i] = (label, item)
+            if docs:
+                with _ray_runtime(ray, address):
+                    _run_on_ray(ray, docs, config, method=method, concurrency=concurrency,
+                                actors=actors or DEFAULT_ACTORS, write=write, console=progress.console)
+    except KeyboardInterrupt as exc:
+        claims.release_all(close=True)
+        raise interrupted(exc, len(writer.report.rows), len(todo)) from None
+    finally:
+        claims.release_all(close=True)
     print_batch_summary(console, writer.report, out)
     return writer.report
 
@@ -413,7 +432,7 @@ def _run_on_ray(ray, docs: dict, config: ArgusConfig, *, method: str, concurrenc
                         failure = (type(exc).__name__, f"the Ray run failed: {type(exc).__name__}: {_clean(exc)}")
                         break
                     if remaining.pop(result.index, None) is not None:  # (a retried task's twin: ignored)
-                        write(result)  # (an OSError writing OUT stops the batch, as locally)
+                        write(result)  # (an OSError writing OUT fails that document, as locally)
             finally:
                 results.close()
             if failure is not None:

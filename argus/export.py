@@ -39,14 +39,16 @@ def to_networkx(ekg: DocumentEKG) -> nx.MultiDiGraph:
 
 
 def write_ekg(ekg: DocumentEKG, out_dir: str | Path, *, graphml: bool = True) -> dict[str, Path]:
-    """Write ``<doc_id>.ekg.json`` (and ``<doc_id>.graphml``) atomically; returns the paths."""
+    """Write ``<doc_id>.graphml`` and then ``<doc_id>.ekg.json``, each atomically; returns the paths.
+    The EKG comes last: it is what ``--skip-existing`` looks for, so it exists only once both are written."""
     out = Path(out_dir)
-    paths = {"json": write_json_atomic(out / f"{ekg.doc_id}.ekg.json", ekg.model_dump(mode="json"))}
+    paths = {}
     if graphml:
         buf = io.StringIO()
         for line in nx.generate_graphml(to_networkx(ekg)):
             buf.write(line + "\n")
         paths["graphml"] = write_text_atomic(out / f"{ekg.doc_id}.graphml", buf.getvalue())
+    paths["json"] = write_json_atomic(out / f"{ekg.doc_id}.ekg.json", ekg.model_dump(mode="json"))
     return paths
 
 

@@ -2,13 +2,15 @@
 
 Everything the project writes (EKGs, GraphML, tables, graphs, cache shards, fetched complaints)
 goes through ``atomic_open``: a temporary file beside the target, fsync, then ``os.replace``.
-Append-only logs (the cost ledger) are the exception: ``append_jsonl_line`` appends each line with
-one ``os.write``, and ``read_jsonl`` skips a line torn by a killed writer.
+Append-only logs (the cost ledger) are the exception: ``append_jsonl_lines`` appends lines under
+an exclusive ``flock`` (a failed write is cut back), and ``read_jsonl`` skips a line torn by a
+killed writer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -62,31 +64,54 @@ def write_json_atomic(path: str | Path, data, *, indent: int | None = 1) -> Path
 # ----------------------------------------------------------------------------- append-only JSONL
 #
 # Logs that grow line by line (the cost ledger, campaign records) cannot be rewritten atomically
-# on every entry. Instead each line is appended with a single ``os.write`` to a descriptor opened
-# with ``O_APPEND``, so concurrent appenders (threads or processes) never interleave within a
-# line, and readers skip a torn line (a process killed mid-write, a full disk) instead of failing.
+# on every entry. Instead lines are appended with ``O_APPEND`` under an exclusive ``flock`` of the
+# file, so concurrent appenders (threads or processes) never interleave within a line; a write
+# that fails midway (a full disk, a file-size limit) is cut back to where it began, and readers
+# skip a line torn by a killed writer instead of failing.
 
 
-def append_jsonl_line(path: str | Path, line: str) -> None:
-    """Append one line (``line`` without its newline) to ``path`` as a single ``os.write``.
+def append_jsonl_lines(path: str | Path, lines: list[str]) -> None:
+    """Append ``lines`` (each without its newline) to ``path`` together, under an exclusive
+    ``fcntl.flock`` of the file: another appender's lines never land inside or between them.
 
-    The file is created if missing. If it ends without a newline (a torn last line), a newline is
-    written first, so the torn line stays alone on its line and this one parses.
+    The file is created if missing. If it ends without a newline (a line torn by a killed writer),
+    a newline is written first, so the torn line stays alone on its line and these parse. If the
+    write fails (``OSError``: a full disk, ``EFBIG``), what it wrote is truncated away before the
+    error is raised: no torn line is left behind.
     """
-    if "\n" in line:
+    import fcntl
+
+    if any("\n" in line for line in lines):
         raise ValueError("a JSONL line cannot contain a newline")
+    if not lines:
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
     try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        except OSError as exc:  # a filesystem without locks: one O_APPEND write is all there is
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
         size = os.fstat(fd).st_size
         torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-        data = (b"\n" if torn else b"") + line.encode("utf-8") + b"\n"
-        while data:  # a regular file takes it whole; a short write (full disk) is finished or raises
-            written = os.write(fd, data)
-            data = data[written:]
+        data = (b"\n" if torn else b"") + "".join(line + "\n" for line in lines).encode("utf-8")
+        try:
+            while data:  # a regular file takes it whole; a short write (full disk) is finished or raises
+                written = os.write(fd, data)
+                data = data[written:]
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)  # (shrinking needs no space)
+            raise
     finally:
         os.close(fd)
+
+
+def append_jsonl_line(path: str | Path, line: str) -> None:
+    """Append one line (``line`` without its newline) to ``path``: ``append_jsonl_lines``."""
+    append_jsonl_lines(path, [line])
 
 
 def iter_jsonl_lines(path: str | Path) -> Iterator[str]:

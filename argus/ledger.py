@@ -6,9 +6,11 @@ and program of the innermost ``ledger_context``. Who reads: the pipeline summary
 
 Entries never contain prompts, keys or API bases — only counts, prices and timings.
 
-On disk a ledger is JSONL, one entry per line, appended with a single ``os.write`` per entry
-(``argus.io.append_jsonl_line``): concurrent writers never interleave within a line, and a line
-torn by a killed process is skipped (with a warning) when the file is read back.
+On disk a ledger is JSONL, one entry per line, appended under an exclusive ``flock`` of the file
+(``argus.io.append_jsonl_lines``): concurrent writers (threads, or processes sharing an output
+folder) never interleave within a line, a write that fails midway (a full disk) is cut back so no
+torn line is left, and a line torn by a killed process is skipped (with a warning) when the file is
+read back.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
-from argus.io import append_jsonl_line, read_jsonl
+from argus.io import append_jsonl_line, append_jsonl_lines, read_jsonl
 
 
 class LedgerEntry(BaseModel):
@@ -95,8 +97,9 @@ class Totals(BaseModel):
 class CostLedger:
     """Append-only list of ``LedgerEntry`` with totals; thread-safe.
 
-    With ``path`` set, each entry is also appended to a JSONL file as it happens (one ``os.write``
-    per line, safe with other appenders), so a killed run keeps its spend record.
+    With ``path`` set, each entry is also appended to a JSONL file as it happens (under a ``flock``,
+    safe with other appenders), so a killed run keeps its spend record. If that append fails (a full
+    disk) the ``OSError`` is raised and the file keeps no part of the failed lines.
     """
 
     entries: list[LedgerEntry] = field(default_factory=list)
@@ -110,12 +113,12 @@ class CostLedger:
                 append_jsonl_line(self.path, entry.model_dump_json())
 
     def extend(self, entries: list[LedgerEntry]) -> None:
-        """Add ``entries`` together: another thread's entries never land between them."""
+        """Add ``entries`` together: another thread's or process's entries never land between them
+        (one locked append to the file)."""
         with self._lock:
-            for e in entries:
-                self.entries.append(e)
-                if self.path is not None:
-                    append_jsonl_line(self.path, e.model_dump_json())
+            self.entries.extend(entries)  # (spent even if the file cannot take them)
+            if self.path is not None:
+                append_jsonl_lines(self.path, [e.model_dump_json() for e in entries])
 
     def totals(self, *, doc_id: str | None = None) -> Totals:
         t = Totals()

@@ -352,17 +352,78 @@ class ArgusPipeline(dspy.Module):
 
 
 def configure_cache(cache_dir: Path) -> None:
-    """Point DSPy's disk cache at a project-local directory (once per process per directory)."""
+    """Point DSPy's disk cache at a project-local directory (once per process per directory).
+
+    A cache database that is not a whole SQLite file (garbled, truncated) is moved aside first, with
+    a warning naming it (``set_aside_damaged_caches``): that part of the cache starts afresh and its
+    answers are recomputed. One that still cannot be opened is a ``ConfigError`` naming the folder
+    to delete."""
+    import sqlite3
+
     global _CACHE_DIR
-    target = str(Path(cache_dir).expanduser().resolve() / "dspy")
+    root = Path(cache_dir).expanduser().resolve()
+    target = str(root / "dspy")
     if _CACHE_DIR == target:
         return
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
-    # the original usage of cached answers (their list price), beside DSPy's cache
-    configure_usage_store(Path(target).parent / "usage")
-    # and the sentence encodings, so that a re-run loads no encoder
-    configure_embedding_store(Path(target).parent / "embeddings")
+    set_aside_damaged_caches(root)
+    try:
+        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
+        # the original usage of cached answers (their list price), beside DSPy's cache
+        configure_usage_store(root / "usage")
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"the cache under {root} cannot be opened ({exc}): it is damaged; delete that folder "
+                          "(or give another with --cache-dir / cache_dir) and run again: answers are then "
+                          "recomputed") from None
+    # and the sentence encodings, so that a re-run loads no encoder (a damaged store is only a warning)
+    configure_embedding_store(root / "embeddings")
     _CACHE_DIR = target
+
+
+def _sqlite_damage(path: Path) -> str | None:
+    """Why ``path`` is not a whole SQLite database (from its header and size), or None."""
+    size = path.stat().st_size
+    if size == 0:  # (SQLite makes an empty file a new database)
+        return None
+    with open(path, "rb") as fh:
+        head = fh.read(100)
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return "not a SQLite database (garbled or truncated)"
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    if pages and head[24:28] == head[92:96] and size < pages * page_size:  # (the page count is valid)
+        return f"truncated ({size} of its {pages * page_size} bytes)"
+    return None
+
+
+def set_aside_damaged_caches(root: Path) -> list[Path]:
+    """Move each damaged cache database under ``root`` (``*/cache.db``, DSPy's shards and the usage
+    store) aside to ``cache.db.damaged-<time>``, each with a warning naming it; returns where."""
+    import logging
+    import os
+    import time
+
+    moved = []
+    for db in sorted(root.glob("**/cache.db")) if root.is_dir() else []:
+        try:
+            reason = _sqlite_damage(db)
+        except OSError:
+            continue
+        if reason is None:
+            continue
+        aside = db.with_name(f"{db.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(db, aside)
+        except FileNotFoundError:  # (another process moved it first)
+            continue
+        for extra in ("-wal", "-shm"):  # the damaged database's journal goes with it
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{db}{extra}", f"{aside}{extra}")
+        logging.getLogger("argus").warning(
+            "cache file %s is damaged: %s; moved it to %s and started that part of the cache afresh (its answers "
+            "are recomputed); delete %s when you no longer need it", db, reason, aside, aside)
+        moved.append(aside)
+    return moved
 
 
 _CACHE_DIR: str | None = None

@@ -61,13 +61,14 @@ def test_a_failure_while_writing_leaves_the_previous_output_intact(scripted_pipe
 
     import argus.io
 
-    def broken_dumps(*a, **k):
-        raise OSError("disk full")
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(argus.io.json, "dumps", broken_dumps)
-    with pytest.raises(OSError):
-        run_batch([DEMO], out, pipeline=scripted_pipeline)
+    monkeypatch.setattr(argus.io.os, "fsync", broken_fsync)  # every atomic write fails at its fsync
+    report = run_batch([DEMO], out, pipeline=scripted_pipeline)  # the document fails, the batch does not raise
     monkeypatch.undo()
+    assert not report.ok and report.errors[0]["error"] == "OSError", report.errors
+    assert "No space left" in report.errors[0]["message"] and "--skip-existing" in report.errors[0]["message"]
     assert target.read_text() == before
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
