@@ -42,6 +42,11 @@ def write_ekg(ekg: DocumentEKG, out_dir: str | Path, *, graphml: bool = True) ->
     """Write ``<doc_id>.graphml`` and then ``<doc_id>.ekg.json``, each atomically; returns the paths.
     The EKG comes last: it is what ``--skip-existing`` looks for, so it exists only once both are written."""
     out = Path(out_dir)
+    if not ekg.doc_id or ekg.doc_id in (".", "..") or any(c in ekg.doc_id for c in "/\\\x00"):
+        from argus.errors import InputError
+
+        raise InputError(f"document id {ekg.doc_id!r} cannot be a file name in {out}: it would write outside the "
+                         "output folder (argus.ingest.files.doc_id_for makes one from a path)")
     paths = {}
     if graphml:
         buf = io.StringIO()

@@ -102,3 +102,19 @@ def test_schema_command(tmp_path):
     assert res.exit_code == 0
     schema = json.loads((tmp_path / "s.json").read_text())
     assert schema["title"] == "DocumentEKG" and "graph" in schema["properties"]
+
+
+@pytest.mark.parametrize("doc_id", ["../outside", "a/b", "..", ""])
+def test_a_document_id_that_is_not_a_file_name_writes_nothing(scripted_pipeline, tmp_path, doc_id):
+    """An EKG whose id would leave the output folder (a library caller's id; the CLI derives ids from file
+    names) is refused with an InputError; nothing is written in or beside the folder."""
+    from argus.errors import InputError
+    from argus.export import write_ekg
+
+    out = tmp_path / "out"
+    run_batch([DEMO], out, pipeline=scripted_pipeline)
+    ekg = scripted_pipeline.extract(DEMO).model_copy(update={"doc_id": doc_id})
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(InputError, match="cannot be a file name"):
+        write_ekg(ekg, out)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
