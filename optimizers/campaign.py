@@ -24,8 +24,8 @@ A campaign (``campaigns/<name>.yaml``, :class:`optimizers.config.CampaignConfig`
    deployed on the test documents too; artifacts as in ``optimizers.frontier``.
 
 Lifecycle: an estimate is printed first; a progress bar runs; ``RUN/status.json`` names the trial
-and phase; a stop file (``RUN/STOP``), Ctrl-C, the wall clock or the USD budget end the campaign
-cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume, and no test
+and phase; a stop file (``RUN/STOP``), Ctrl-C, SIGTERM (``argus optimize`` then exits 143), the wall
+clock or the USD budget end the campaign cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume, and no test
 deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
 one JSON record per finished evaluation, GEPA's finished candidate lists) to the frontier an
 uninterrupted run gives. All calls go to ``RUN/ledger.jsonl``.
@@ -35,7 +35,13 @@ auxiliary programs' evaluations, are evaluated at once; results are gathered by 
 call made in a worker thread is booked under the phase that started it
 (``optimizers.evaluation.ordered_map``, ``dspy_threads_carry_context``).
 
-Workers (``storage=`` / ``--storage URL``, an SQLAlchemy URL such as ``postgresql://…``): several
+A damaged record of finished work in RUN (not JSON, or JSON of another shape) stops the campaign with an
+``InputError`` naming the file (``optimizers.storage.read_record``); the compiled folder is rewritten
+from RUN on every run, so a damaged ``frontier.json`` or manifest there is replaced by a resume.
+
+Workers (``storage=`` / ``--storage URL`` or the environment variable ``ARGUS_STORAGE``, where a URL with a
+password belongs: a command line is visible to every user of the machine; an SQLAlchemy URL such as
+``postgresql://…``): several
 processes, on one machine or many, run the trials of one campaign through Optuna's ``RDBStorage``;
 finished work is shared in the storage, and every worker writes the same frontier (see
 ``optimizers.scheduler``).
@@ -74,7 +80,7 @@ import dspy
 
 from argus.config import LMSpec
 from argus.engine import EngineCrashError
-from argus.errors import ConfigError
+from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from optimizers.assembly import FrontierAssembly, model_name
@@ -261,6 +267,9 @@ class Campaign:
         except EngineCrashError as exc:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
+        except InputError:  # a damaged record of finished work: the user's to remove (it names the file)
+            scheduler.status(phase="stopped", reason="a record in the run directory cannot be read", trials_done=len(done))
+            raise
         except Exception as exc:  # noqa: BLE001 - finalization must say what failed, and the run is marked failed
             logging.getLogger("argus").exception("campaign %s: writing the frontier failed", cfg.name)
             self.console.print(f"[red]writing the frontier failed: {type(exc).__name__}: {exc}[/red]")
