@@ -144,51 +144,67 @@ def _served_campaign(server_url: str) -> dict:
             "concurrency": {"num_threads": 4}}
 
 
-def test_provider_faults_leave_the_frontier_and_spend_of_a_clean_run(tmp_path, monkeypatch):
+FAULTS = dict(fail_rate_429=0.15, retry_after_s=0.3, fail_rate_500=0.15, fail_rate_timeout=0.2, timeout_delay_s=5,
+              fail_rate_reset=0.25)
+
+
+@pytest.fixture(scope="module")
+def served_clean(tmp_path_factory):
+    """The served campaign against the loopback server without faults: (root, result, server stats)."""
+    from optimizers.campaign import Campaign, CampaignConfig
+    from tests.latency_server import LatencyServer
+
+    root = tmp_path_factory.mktemp("served-clean")
+    with LatencyServer(latency_s=0.0, seed=5) as server:
+        result = Campaign(CampaignConfig(**_served_campaign(server.url)), root / "run", root / "compiled").run()
+        stats = server.stats()
+    assert not result.stopped and not result.failed and result.frontier
+    return root, result, stats
+
+
+def _fast_backoff(monkeypatch) -> None:
+    """For speed: the backoff after a fault without Retry-After is at most 0.05 s; a 429's wait is the real one."""
+    import argus.concurrency as concurrency
+
+    real_wait = concurrency.retry_wait
+    monkeypatch.setattr(concurrency, "retry_wait", lambda exc, attempt, retries: real_wait(exc, attempt, retries)
+                        if concurrency.fault_status(exc) == 429 else min(0.05, real_wait(exc, attempt, retries)))
+
+
+def test_provider_faults_leave_the_frontier_and_spend_of_a_clean_run(tmp_path, served_clean, monkeypatch):
     """Fault: the campaign's task and reflection models are served by a real loopback server that answers
     15 % of requests with 429 (Retry-After 0.3 s), 15 % with 500, holds 20 % of the rest past the client's
     1.5 s timeout and resets 25 % of the rest mid-response (half a body, then a TCP RST). Must hold: the
     campaign finishes; its frontier (members, every candidate, hypervolume, each member's figures per
     document) and its optimization spend equal those of a clean run against the same server, since a failed
     attempt is never booked (the retry cost is server requests, not ledger lines: asserted); every 429 was
-    retried no sooner than its Retry-After; a resume of the finished campaign makes no request. (For speed the
-    backoff after a fault without Retry-After is cut to 0.05 s; a 429's wait is the real one.)"""
-    import argus.concurrency as concurrency
+    retried no sooner than its Retry-After; a resume of the finished campaign makes no request."""
     from optimizers.campaign import Campaign, CampaignConfig
     from tests.latency_server import LatencyServer
 
-    real_wait = concurrency.retry_wait
-    monkeypatch.setattr(concurrency, "retry_wait", lambda exc, attempt, retries: real_wait(exc, attempt, retries)
-                        if concurrency.fault_status(exc) == 429 else min(0.05, real_wait(exc, attempt, retries)))
-
-    runs = {}
-    for name, faults in (("clean", {}), ("faulty", dict(fail_rate_429=0.15, retry_after_s=0.3, fail_rate_500=0.15,
-                                                         fail_rate_timeout=0.2, timeout_delay_s=5,
-                                                         fail_rate_reset=0.25))):
-        with LatencyServer(latency_s=0.0, seed=5, **faults) as server:
-            cfg = CampaignConfig(**_served_campaign(server.url))
-            t0 = time.monotonic()
-            result = Campaign(cfg, tmp_path / name / "run", tmp_path / name / "compiled").run()
-            took = time.monotonic() - t0
-            stats = server.stats()
-            again = None
-            if name == "faulty":  # the finished campaign, started again: nothing to do, no request
-                again = Campaign(cfg, tmp_path / name / "run", tmp_path / name / "compiled").run()
-                assert server.stats().total_requests == stats.total_requests
-        runs[name] = (result, stats, again, took)
-        assert not result.stopped and not result.failed and result.frontier, name
-    (clean, cs, _, t_clean), (faulty, fs, again, t_faulty) = runs["clean"], runs["faulty"]
-    print(f"\nclean: {cs.total_requests} requests in {t_clean:.1f} s; faulty: {fs.total_requests} requests "
-          f"({fs.sent_429} 429, {fs.sent_500} 500, {fs.timeouts} timeouts, {fs.resets} resets) in {t_faulty:.1f} s")
+    _fast_backoff(monkeypatch)
+    clean_root, clean, cs = served_clean
+    with LatencyServer(latency_s=0.0, seed=5, **FAULTS) as server:
+        cfg = CampaignConfig(**_served_campaign(server.url))
+        t0 = time.monotonic()
+        faulty = Campaign(cfg, tmp_path / "run", tmp_path / "compiled").run()
+        took = time.monotonic() - t0
+        fs = server.stats()
+        # the finished campaign, started again: nothing to do, no request
+        again = Campaign(cfg, tmp_path / "run", tmp_path / "compiled").run()
+        assert server.stats().total_requests == fs.total_requests
+    assert not faulty.stopped and not faulty.failed and faulty.frontier
+    print(f"\nclean: {cs.total_requests} requests; faulty: {fs.total_requests} requests ({fs.sent_429} 429, "
+          f"{fs.sent_500} 500, {fs.timeouts} timeouts, {fs.resets} resets) in {took:.1f} s")
     # the faults hit many calls, each kind several times
     assert fs.sent_429 >= 3 and fs.sent_500 >= 3 and fs.timeouts >= 2 and fs.resets >= 3, fs
     assert cs.sent_429 == cs.sent_500 == cs.timeouts == cs.resets == 0
     # the same answered calls, each booked once; the faults cost requests only
-    assert fs.answered == cs.answered == len(_ledger(tmp_path / "faulty" / "run")) == len(_ledger(tmp_path / "clean" / "run"))
+    assert fs.answered == cs.answered == len(_ledger(tmp_path / "run")) == len(_ledger(clean_root / "run"))
     assert fs.total_requests == cs.total_requests + fs.sent_429 + fs.sent_500 + fs.timeouts + fs.resets
     assert faulty.calls == clean.calls
-    assert _frontier_view(tmp_path / "faulty" / "compiled") == _frontier_view(tmp_path / "clean" / "compiled")
-    assert _spend(tmp_path / "faulty" / "compiled") == _spend(tmp_path / "clean" / "compiled")
+    assert _frontier_view(tmp_path / "compiled") == _frontier_view(clean_root / "compiled")
+    assert _spend(tmp_path / "compiled") == _spend(clean_root / "compiled")
     # Retry-After honoured: a request answered 429 is asked again no sooner than 0.3 s later
     by_key: dict[str, list] = {}
     for r in sorted(fs.requests, key=lambda r: r.arrival_s):
@@ -197,7 +213,56 @@ def test_provider_faults_leave_the_frontier_and_spend_of_a_clean_run(tmp_path, m
     assert retried and all(b.arrival_s - a.arrival_s >= 0.3 - 0.02 for a, b in retried)
     # the resume: no new call, the same frontier
     assert not again.stopped and not again.failed and again.calls == faulty.calls
-    assert _frontier_view(tmp_path / "faulty" / "compiled") == _frontier_view(tmp_path / "clean" / "compiled")
+    assert _frontier_view(tmp_path / "compiled") == _frontier_view(clean_root / "compiled")
+
+
+def test_the_provider_gone_mid_deployment_stops_the_campaign_and_keeps_no_score(tmp_path, served_clean, monkeypatch):
+    """Fault: the model server is stopped (connection refused) as soon as the validation deployment run
+    starts. The deployment runs here use the served models, not the local llama engine (the simulated-LM
+    campaigns use none), so this stands in for the engine killed mid-deployment. Must hold: the campaign
+    ends failed with a red line naming the candidate, the document and the fault and saying how to resume;
+    status.json ``stopped`` with that reason; no evaluation and no frontier kept (before the fix the candidate
+    was kept with quality 0 at no cost: the cheapest frontier member, for good); the server back on its
+    port, the same campaign resumes to the clean run's frontier."""
+    import threading
+
+    from optimizers.campaign import Campaign, CampaignConfig
+    from tests.latency_server import LatencyServer
+
+    _fast_backoff(monkeypatch)
+    clean_root, _, _ = served_clean
+    run = tmp_path / "run"
+    server = LatencyServer(latency_s=0.05, seed=5).start()
+    cfg = _served_campaign(server.url)
+    cfg["models"]["defaults"]["num_retries"] = 2
+    stopped = threading.Event()
+
+    def stop_at_validation():
+        deadline = time.time() + 240
+        while time.time() < deadline and not stopped.is_set():
+            if _status(run).get("phase") == "val":
+                server.stop()
+                stopped.set()
+            time.sleep(0.01)
+
+    threading.Thread(target=stop_at_validation, daemon=True).start()
+    from rich.console import Console
+
+    console = Console(file=open(tmp_path / "console.txt", "w"), width=200)
+    result = Campaign(CampaignConfig(**cfg), run, tmp_path / "compiled", console=console).run()
+    console.file.close()
+    shown = (tmp_path / "console.txt").read_text()
+    assert stopped.is_set()
+    print(f"\nthe user sees: {[line for line in shown.splitlines() if 'could not reach' in line][0]}")
+    assert result.failed and "could not reach its model" in result.stopped and "run the same command again" in result.stopped
+    assert "ProviderFault" in result.stopped and CAMPAIGN["data"]["val"]["ids"][0] in result.stopped
+    status = _status(run)
+    assert status["phase"] == "stopped" and "could not reach" in status["reason"]
+    assert not list((run / "evals").glob("*.json")) and not (tmp_path / "compiled" / NAME / "frontier.json").exists()
+    with LatencyServer(latency_s=0.0, seed=5, port=server.port):
+        resumed = Campaign(CampaignConfig(**cfg), run, tmp_path / "compiled").run()
+    assert not resumed.stopped and not resumed.failed
+    assert _frontier_view(tmp_path / "compiled") == _frontier_view(clean_root / "compiled")
 
 
 # ----------------------------------------------------------------------------- 2. SIGTERM, 3. beside an extraction
