@@ -1,6 +1,7 @@
 """Fault injection for optimization campaigns (``argus optimize``, ``optimizers.campaign``): a provider that
-rate-limits, fails, hangs and resets connections; SIGTERM mid-trial; an extraction running beside a
-campaign; damaged ``frontier.json``, manifests and run records; the password of a storage URL.
+rate-limits, fails, hangs and resets connections; a provider gone mid-deployment; SIGTERM mid-trial; an
+extraction running beside a campaign; damaged ``frontier.json``, manifests and run records; the password of a
+storage URL.
 
 The campaign is ``tests/test_campaign.py``'s, cut to one trial; its models are the simulated LM
 (``tests/simulated_lm.py``) or a real loopback HTTP server (``tests/latency_server.py``). Processes,
@@ -8,7 +9,8 @@ signals, servers and files are real; nothing about a fault is mocked.
 
 Run as ``python -m tests.faults.test_campaign_faults campaign CAMPAIGN.yaml RUN_ROOT COMPILED [options]`` this
 module is the test-only campaign process: it installs the simulated LM as ``argus.lm.build_lm`` (each call
-slowed by ``--delay`` seconds, and by 0.25 s more while the file ``--slow-while FILE`` exists) and runs
+slowed by ``--delay`` seconds, and by 0.25 s more while the file ``--slow-while FILE`` exists, the 11th
+such call and later ones held until it is gone) and runs
 ``run_optimize.main`` (``argus optimize``) with ``--no-preflight``; ``--log FILE`` writes every log
 record (DEBUG and up) to FILE.
 """
@@ -71,12 +73,14 @@ def _status(run: Path) -> dict:
     return {}
 
 
-def _wait_phase(proc: subprocess.Popen, run: Path, log: Path, phase: str, timeout: float = 240) -> dict:
+def _wait_phase(proc: subprocess.Popen, run: Path, log: Path, phase: str | tuple, timeout: float = 240) -> dict:
+    """Wait until status.json names ``phase`` (or one of them)."""
+    phases = (phase,) if isinstance(phase, str) else phase
     deadline = time.time() + timeout
     while time.time() < deadline:
         assert proc.poll() is None, f"the campaign ended before phase {phase}:\n{log.read_text()[-3000:]}"
         now = _status(run)
-        if now.get("phase") == phase:
+        if now.get("phase") in phases:
             return now
         time.sleep(0.02)
     proc.kill()
@@ -300,7 +304,8 @@ def test_sigterm_mid_trial_stops_cleanly_and_the_resume_runs_beside_an_extractio
     hold = tmp_path / "slow"
     hold.write_text("")
     again = _child(tmp_path, "again", "--slow-while", str(hold))
-    _wait_phase(again, run, tmp_path / "again.log", "gepa")
+    # GEPA's calls before the stop come from the cache (not slowed): the resumed trial may be in val already
+    _wait_phase(again, run, tmp_path / "again.log", ("gepa", "val"))
     docs = [d / "complaint.txt" for d in dev_dirs[:3]]
     out_dir = tmp_path / "out"
     extraction = subprocess.run(
@@ -563,11 +568,16 @@ def _campaign_main(argv: list[str]) -> int:
     answer = engine.complete
     lock = threading.Lock()
 
+    slowed = [0]
+
     def complete(request):
         if args.delay:
             time.sleep(args.delay)
         if args.slow_while and os.path.exists(args.slow_while):
+            slowed[0] += 1
             time.sleep(0.25)
+            while slowed[0] > 10 and os.path.exists(args.slow_while):  # never done before the file is gone
+                time.sleep(0.05)
         with lock:
             return answer(request)
 
