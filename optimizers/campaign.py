@@ -25,8 +25,8 @@ A campaign (``campaigns/<name>.yaml``, :class:`optimizers.config.CampaignConfig`
 
 Lifecycle: an estimate is printed first; a progress bar runs; ``RUN/status.json`` names the trial
 and phase; a stop file (``RUN/STOP``), Ctrl-C, SIGTERM (``argus optimize`` then exits 143), the wall
-clock or the USD budget end the campaign cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume, and no test
-deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
+clock or the USD budget end the campaign cleanly: a stopped GEPA search is not kept, a stopped trial
+is re-run on resume, and no test deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
 one JSON record per finished evaluation, GEPA's finished candidate lists) to the frontier an
 uninterrupted run gives. All calls go to ``RUN/ledger.jsonl``.
 

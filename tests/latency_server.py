@@ -807,7 +807,8 @@ class LatencyServer:
             s = self._stats
             return ServerStats(
                 total_requests=s.total_requests, answered=s.answered, sent_429=s.sent_429, sent_500=s.sent_500,
-                timeouts=s.timeouts, resets=s.resets, bad_requests=s.bad_requests, in_flight=s.in_flight, max_in_flight=s.max_in_flight,
+                timeouts=s.timeouts, resets=s.resets, bad_requests=s.bad_requests, in_flight=s.in_flight,
+                max_in_flight=s.max_in_flight,
                 prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
                 requests=[RequestRecord(**asdict(r)) for r in s.requests],
             )
