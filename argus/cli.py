@@ -277,8 +277,11 @@ def optimize_command(
     run_root: Path = typer.Option(Path("runs/campaigns"), "--run-root", help="Run directories (resumable) live here"),
     compiled: Path = typer.Option(Path("compiled"), "--compiled", help="Where the frontier is written"),
     storage: Optional[str] = typer.Option(
-        None, "--storage", help="Optuna RDB storage URL (postgresql://user:pw@host/db): run as one of several "
-        "workers of the campaign, on this machine or others (default: a journal file in the run directory)"),
+        None, "--storage", envvar="ARGUS_STORAGE", show_envvar=True,
+        help="Optuna RDB storage URL (postgresql://user:pw@host/db): run as one of several "
+        "workers of the campaign, on this machine or others (default: a journal file in the run directory). A URL "
+        "with a password belongs in the environment variable ARGUS_STORAGE: a command line is visible to every "
+        "user of the machine (ps, /proc/PID/cmdline)"),
     num_threads: Optional[int] = typer.Option(
         None, "--num-threads", min=1, help="Documents / examples evaluated at once (default: concurrency.num_threads)"),
     mlflow: Optional[str] = typer.Option(
@@ -302,6 +305,8 @@ def optimize_command(
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
+    if "SIGTERM" in result.stopped:  # the supervisor's stop: the conventional 128 + 15, the run resumable
+        raise typer.Exit(143)
     raise typer.Exit(0 if result.frontier and not result.failed else 1)
 
 

@@ -24,9 +24,9 @@ A campaign (``campaigns/<name>.yaml``, :class:`optimizers.config.CampaignConfig`
    deployed on the test documents too; artifacts as in ``optimizers.frontier``.
 
 Lifecycle: an estimate is printed first; a progress bar runs; ``RUN/status.json`` names the trial
-and phase; a stop file (``RUN/STOP``), Ctrl-C, the wall clock or the USD budget end the campaign
-cleanly: a stopped GEPA search is not kept, a stopped trial is re-run on resume, and no test
-deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
+and phase; a stop file (``RUN/STOP``), Ctrl-C, SIGTERM (``argus optimize`` then exits 143), the wall
+clock or the USD budget end the campaign cleanly: a stopped GEPA search is not kept, a stopped trial
+is re-run on resume, and no test deployment runs after a stop. A killed campaign resumes from its run directory (Optuna's journal,
 one JSON record per finished evaluation, GEPA's finished candidate lists) to the frontier an
 uninterrupted run gives. All calls go to ``RUN/ledger.jsonl``.
 
@@ -35,7 +35,18 @@ auxiliary programs' evaluations, are evaluated at once; results are gathered by 
 call made in a worker thread is booked under the phase that started it
 (``optimizers.evaluation.ordered_map``, ``dspy_threads_carry_context``).
 
-Workers (``storage=`` / ``--storage URL``, an SQLAlchemy URL such as ``postgresql://…``): several
+A deployment run whose model cannot be reached (a document's calls failed through their retries:
+``ProviderFault``, ``CredentialsError``) is not kept — it would score the candidate 0 at no cost, the
+frontier's cheapest member for good — and ends the campaign as failed (``ProviderOutage``, exit status
+1); the same command resumes it.
+
+A damaged record of finished work in RUN (not JSON, or JSON of another shape) stops the campaign with an
+``InputError`` naming the file (``optimizers.storage.read_record``); the compiled folder is rewritten
+from RUN on every run, so a damaged ``frontier.json`` or manifest there is replaced by a resume.
+
+Workers (``storage=`` / ``--storage URL`` or the environment variable ``ARGUS_STORAGE``, where a URL with a
+password belongs: a command line is visible to every user of the machine; an SQLAlchemy URL such as
+``postgresql://…``): several
 processes, on one machine or many, run the trials of one campaign through Optuna's ``RDBStorage``;
 finished work is shared in the storage, and every worker writes the same frontier (see
 ``optimizers.scheduler``).
@@ -71,10 +82,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import dspy
+from rich.markup import escape
 
 from argus.config import LMSpec
 from argus.engine import EngineCrashError
-from argus.errors import ConfigError
+from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger, ledger_context
 from optimizers.assembly import FrontierAssembly, model_name
@@ -104,6 +116,14 @@ class CampaignResult:
 
 
 LMBuilder = Callable[[LMSpec], Any]
+
+#: a document of a deployment run that failed with one of these could not reach its model: no score of the candidate
+_OUTAGES = ("ProviderFault", "CredentialsError")
+
+
+class ProviderOutage(RuntimeError):
+    """A deployment run's model could not be reached (its calls failed through their retries): the run says
+    nothing about the candidate, so it is not kept, and the campaign stops, resumable."""
 
 
 class Campaign:
@@ -250,6 +270,9 @@ class Campaign:
             except EngineCrashError as exc:
                 self.console.print(f"[red]{exc}[/red]")
                 stop.check()
+            except ProviderOutage as exc:
+                self.console.print(f"[red]{escape(str(exc))}[/red]")
+                stop.failed, stop.reason = True, str(exc)
             finally:
                 if claimed is not None:  # stopped or failed mid-trial: its position is queued again now
                     scheduler.release(study, claimed)
@@ -261,6 +284,12 @@ class Campaign:
         except EngineCrashError as exc:
             self.console.print(f"[red]{exc}[/red]")
             stop.check()
+        except ProviderOutage as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/red]")
+            stop.failed, stop.reason = True, str(exc)
+        except InputError:  # a damaged record of finished work: the user's to remove (it names the file)
+            scheduler.status(phase="stopped", reason="a record in the run directory cannot be read", trials_done=len(done))
+            raise
         except Exception as exc:  # noqa: BLE001 - finalization must say what failed, and the run is marked failed
             logging.getLogger("argus").exception("campaign %s: writing the frontier failed", cfg.name)
             self.console.print(f"[red]writing the frontier failed: {type(exc).__name__}: {exc}[/red]")
@@ -431,6 +460,12 @@ class Campaign:
         pipe = self.pipeline(settings, instructions)
         with ledger_context(ledger, program=f"deploy-{split}"):
             res = deployment_run(pipe, documents, quality, ledger, label=split, num_threads=self.num_threads)
+        outage = next((f"{doc}: {err}" for doc, err in (res.get("errors") or {}).items()
+                       if err.split(":", 1)[0] in _OUTAGES), None)
+        if outage:  # scored 0 at no cost, it would join the frontier as its cheapest member, and stay there
+            raise ProviderOutage(f"the {split} deployment run of candidate {key} could not reach its model "
+                                 f"({outage[:400]}); it is not kept: run the same command again to resume once "
+                                 "the model answers")
         ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
         self._art.put(name, ev.to_dict(), share=split != "val")
         return CandidateEval.from_dict(self._art.get(name)) if self.scheduler.rdb and split != "val" else ev

@@ -44,7 +44,7 @@ import time
 import warnings
 from pathlib import Path
 
-from argus.errors import ConfigError
+from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger
 from optimizers.budget import SpendBook, StopConditions, merge_spend
@@ -173,7 +173,19 @@ class Scheduler:
             from optuna.storages import JournalStorage
             from optuna.storages.journal import JournalFileBackend
 
-            storage = JournalStorage(JournalFileBackend(str(self.run_dir / "optuna.journal")))
+            journal = self.run_dir / "optuna.journal"
+            if _trim_journal_tail(journal):
+                self.console.print(f"[yellow]note: the last record of {journal} was cut short (the process ended while "
+                                   "writing it); it is dropped and its work done again[/yellow]")
+            try:
+                storage = JournalStorage(JournalFileBackend(str(journal)))
+                return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
+                                           sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
+            except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError) as exc:
+                # Optuna replays the journal here; a damaged one fails with whatever its parser met
+                raise InputError(f"{journal} is not a journal Optuna can replay ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); move the run directory {self.run_dir} aside to start the "
+                                 "campaign afresh") from exc
         return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
                                    sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
 
@@ -378,24 +390,59 @@ class Scheduler:
         study.tell(trial, [best.quality, getattr(best, cost_key)], skip_if_finished=True)
 
 
+def _trim_journal_tail(journal: Path) -> bool:
+    """Drop a last journal record that was cut short (no newline: the process ended while writing it); whether
+    one was. Optuna skips such a record when it reads, but appends its next record to it, and the journal could
+    not be read again."""
+    if not journal.is_file():
+        return False
+    with open(journal, "rb+") as f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return False
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return False
+        pos = end
+        while pos > 0:  # back to the newline that ends the last whole record
+            step = min(65536, pos)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                pos = pos - step + i + 1
+                break
+            pos -= step
+        f.truncate(pos)
+        f.flush()
+        os.fsync(f.fileno())
+    return True
+
+
 @contextlib.contextmanager
 def ctrl_c_stops(stop: StopConditions):
-    """Ctrl-C marks ``stop`` interrupted (and raises ``KeyboardInterrupt`` where the run is); the previous
-    handler is back afterwards. Only the main thread can install a handler: elsewhere nothing changes."""
+    """Ctrl-C (SIGINT) and SIGTERM mark ``stop`` interrupted (and raise ``KeyboardInterrupt`` where the run
+    is): the campaign ends as after a stop file — the trial running is queued again, status.json says
+    ``stopped`` with the reason — and the same command resumes it. The previous handlers are back
+    afterwards. Only the main thread can install a handler: elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
         stop.interrupted = True
+        if signum == signal.SIGTERM and not stop.reason:
+            stop.reason = "terminated (SIGTERM); run the same command again to resume"
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    for sig in previous:
+        signal.signal(sig, on_signal)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class WorkerSpend:

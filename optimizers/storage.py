@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from argus.errors import ConfigError
+from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
 
 POSITION = "argus:position"  #: trial user attribute: the campaign position (0-based) a trial runs
@@ -38,7 +38,23 @@ def rdb_url(url: str) -> str:
 
 
 def redact_url(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part replaced by ``***``."""
     return re.sub(r"://([^/:@]+):[^/@]*@", r"://\1:***@", url)
+
+
+def read_record(path: Path, kind: type = dict):
+    """A finished-work record of a campaign (``RUN/evals/…``, ``RUN/objectives.json``, …): its JSON, which must
+    be a ``kind``; ``InputError`` naming the file when it cannot be read or is not what was written (the
+    records are written atomically, so a damaged one was damaged afterwards)."""
+    fix = "delete it and run the same command again to redo that work"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path} cannot be read as JSON ({type(exc).__name__}: {exc}); {fix}") from exc
+    if not isinstance(data, kind):
+        raise InputError(f"{path} holds a JSON {type(data).__name__}, not the {'list' if kind is list else 'object'} "
+                         f"a campaign writes there; {fix}")
+    return data
 
 
 def trial_position(trial) -> int | None:
@@ -169,7 +185,7 @@ class Artifacts:
         if self.study is not None and (name in self._shared or self._lookup(name)):
             return self._shared[name]
         path = self.run_dir / name
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        return read_record(path, list if name.endswith("gepa_candidates.json") else dict) if path.exists() else None
 
     def put(self, name: str, data, *, share: bool = True, replace: bool = False) -> None:
         write_json_atomic(self.run_dir / name, data, indent=1)

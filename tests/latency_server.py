@@ -43,7 +43,15 @@ Faults: the first ``fail_first_n_429`` requests get HTTP 429; after them each re
 with probability ``fail_rate_429``, else 500 with probability ``fail_rate_500``. The draws depend
 only on ``seed`` and the request's arrival number (not on its body), so a sequential client sees
 the same faults on every run. A 429 carries ``Retry-After: <retry_after_s>`` (and
-``retry-after-ms``) and an OpenAI-style error body.
+``retry-after-ms``) and an OpenAI-style error body. Two transport faults come after those (drawn
+from the same per-arrival generator, after the draws above, so adding them leaves the HTTP faults of
+a seed as they were): with probability ``fail_rate_timeout`` the request is held for
+``timeout_delay_s`` (a client whose timeout is shorter gives up first; a client still waiting then
+gets the normal answer, one that closed the connection gets nothing), else with probability
+``fail_rate_reset`` the connection is reset mid-response: the status line, headers (with the full
+``Content-Length``) and half of the answer's body are written, then the socket is closed with
+``SO_LINGER`` 0 (a TCP RST, recorded with status 499). They are counted in ``timeouts`` and
+``resets``.
 
 Usage in the answer: ``prompt_tokens`` = characters of the messages' contents // 4 and
 ``completion_tokens`` = characters of the content // 4 (at least 1 each): a rough stand-in, not
@@ -647,6 +655,8 @@ class ServerStats:
     answered: int = 0  # ... answered with 200
     sent_429: int = 0
     sent_500: int = 0
+    timeouts: int = 0  # held for timeout_delay_s (fail_rate_timeout)
+    resets: int = 0  # connection reset mid-response (fail_rate_reset)
     bad_requests: int = 0  # 400: a body that is not JSON
     in_flight: int = 0  # now
     max_in_flight: int = 0  # the most in flight at once (since start or reset_stats)
@@ -694,6 +704,9 @@ class LatencyServer:
         fail_first_n_429: int = 0,
         fault_latency_s: float = 0.0,
         *,
+        fail_rate_timeout: float = 0.0,
+        timeout_delay_s: float = 30.0,
+        fail_rate_reset: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
         model_name: str = "latency-server",
@@ -707,6 +720,9 @@ class LatencyServer:
         self.fail_rate_500 = float(fail_rate_500)
         self.fail_first_n_429 = int(fail_first_n_429)
         self.fault_latency_s = float(fault_latency_s)
+        self.fail_rate_timeout = float(fail_rate_timeout)
+        self.timeout_delay_s = float(timeout_delay_s)
+        self.fail_rate_reset = float(fail_rate_reset)
         self.host = host
         self.port = int(port)
         self.model_name = model_name
@@ -791,7 +807,8 @@ class LatencyServer:
             s = self._stats
             return ServerStats(
                 total_requests=s.total_requests, answered=s.answered, sent_429=s.sent_429, sent_500=s.sent_500,
-                bad_requests=s.bad_requests, in_flight=s.in_flight, max_in_flight=s.max_in_flight,
+                timeouts=s.timeouts, resets=s.resets, bad_requests=s.bad_requests, in_flight=s.in_flight,
+                max_in_flight=s.max_in_flight,
                 prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
                 requests=[RequestRecord(**asdict(r)) for r in s.requests],
             )
@@ -839,8 +856,8 @@ class LatencyServer:
             elif status == 400:
                 s.bad_requests += 1
 
-    def _fault(self, seq: int) -> tuple[int | None, float]:
-        """(fault status or None, jitter) of the request with arrival number ``seq``."""
+    def _fault(self, seq: int) -> tuple[int | str | None, float]:
+        """(fault: 429, 500, "timeout", "reset" or None; jitter) of the request with arrival number ``seq``."""
         r = random.Random(f"{self.seed}:{seq}")
         u429, u500, ujit = r.random(), r.random(), r.random()
         jitter = ujit * self.jitter_s
@@ -848,7 +865,17 @@ class LatencyServer:
             return 429, jitter
         if u500 < self.fail_rate_500:
             return 500, jitter
+        utimeout, ureset = r.random(), r.random()  # drawn after the others: a seed's HTTP faults stay as they were
+        if utimeout < self.fail_rate_timeout:
+            return "timeout", jitter
+        if ureset < self.fail_rate_reset:
+            return "reset", jitter
         return None, jitter
+
+    def _count(self, epoch: int, what: str) -> None:
+        with self._lock:
+            if epoch == self._epoch:
+                setattr(self._stats, what, getattr(self._stats, what) + 1)
 
     def completion(self, body: dict, seq: int) -> dict:
         content = answer_content(body)
@@ -901,6 +928,34 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+    def _peer_gone(self) -> bool:
+        """Whether the client has closed its end of the connection (its timeout passed)."""
+        import select
+
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _reset_mid_response(self, payload: dict) -> None:
+        """Headers with the full Content-Length and half the body, then a TCP RST (``SO_LINGER`` 0)."""
+        import struct
+
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
 
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
@@ -955,6 +1010,17 @@ class _Handler(BaseHTTPRequestHandler):
             record.model = body.get("model")
             record.key = request_key(body)
             fault, jitter = owner._fault(seq)
+            if fault == "timeout":  # held past the client's timeout; then the normal answer, if still wanted
+                owner._count(epoch, "timeouts")
+                time.sleep(owner.timeout_delay_s)
+                if self._peer_gone():  # the client gave up: nothing to answer (recorded as 499)
+                    self.close_connection = True
+                    return
+                fault = None
+            elif fault == "reset":
+                owner._count(epoch, "resets")
+                self._reset_mid_response(owner.completion(body, seq))
+                return
             if fault is not None:
                 record.delay_s = owner.fault_latency_s
                 if owner.fault_latency_s > 0:
@@ -1005,11 +1071,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fail-rate-500", type=float, default=0.0)
     ap.add_argument("--fail-first-n-429", type=int, default=0)
     ap.add_argument("--fault-latency", type=float, default=0.0, help="seconds before a fault is answered")
+    ap.add_argument("--fail-rate-timeout", type=float, default=0.0, help="share of requests held for --timeout-delay")
+    ap.add_argument("--timeout-delay", type=float, default=30.0, help="seconds a timeout fault holds its request")
+    ap.add_argument("--fail-rate-reset", type=float, default=0.0, help="share of requests reset mid-response")
     args = ap.parse_args(argv)
     server = LatencyServer(
         latency_s=args.latency, jitter_s=args.jitter, seed=args.seed, fail_rate_429=args.fail_rate_429,
         retry_after_s=args.retry_after, fail_rate_500=args.fail_rate_500, fail_first_n_429=args.fail_first_n_429,
-        fault_latency_s=args.fault_latency, host=args.host, port=args.port,
+        fault_latency_s=args.fault_latency, fail_rate_timeout=args.fail_rate_timeout,
+        timeout_delay_s=args.timeout_delay, fail_rate_reset=args.fail_rate_reset, host=args.host, port=args.port,
     ).start()
     print(f"LatencyServer listening: {server.url} (latency {args.latency:g}s + jitter [0, {args.jitter:g}]s); "
           f"stats at {server.base_url}/stats; Ctrl-C stops", flush=True)

@@ -126,6 +126,32 @@ class MemberManifest(_Strict):
             raise ValueError(f"member_id {v!r} must be a plain folder name (letters, digits, '.', '_', '-')")
         return v
 
+    @field_validator("settings")
+    @classmethod
+    def _settings(cls, v: dict[str, Any]) -> dict[str, Any]:
+        """The settings a deployment reads (``optimizers.deploy.member_overrides``) have their types: a
+        hand-edited or damaged manifest is refused when read, not with a traceback when deployed."""
+        def fail(key: str, want: str) -> None:
+            raise ValueError(f"settings.{key} must be {want}, got {type(v[key]).__name__} {str(v[key])[:60]!r}")
+
+        for key in ("task_model", "stage2_model", "reflection_model", "judge_model", "extraction"):
+            if v.get(key) is not None and not isinstance(v[key], str):
+                fail(key, "a string")
+        for key in ("models", "pipeline"):
+            if v.get(key) is not None and not (isinstance(v[key], Mapping) and all(isinstance(k, str) for k in v[key])):
+                fail(key, "an object")
+        if isinstance(v.get("models"), Mapping) and not all(isinstance(m, str) for m in v["models"].values()):
+            fail("models", "an object of stage -> model string")
+        if v.get("temperature") is not None and (isinstance(v["temperature"], bool)
+                                                 or not isinstance(v["temperature"], (int, float))):
+            fail("temperature", "a number")
+        if v.get("max_retries") is not None and (isinstance(v["max_retries"], bool)
+                                                 or not isinstance(v["max_retries"], int) or v["max_retries"] < 0):
+            fail("max_retries", "a whole number >= 0")
+        if v.get("framenet_hints") is not None and not isinstance(v["framenet_hints"], bool):
+            fail("framenet_hints", "true or false")
+        return v
+
     @field_validator("objectives", mode="before")
     @classmethod
     def _drop_unmeasured(cls, v: Any) -> Any:
@@ -256,6 +282,15 @@ class FrontierFile(_Strict):
                                   "prices the campaign's calls were booked at")
     pricing_history: list[PricingHistoryEntry] = Field(
         default_factory=list, description="earlier pricings with the candidates' USD figures under them, oldest first")
+
+    @field_validator("members")
+    @classmethod
+    def _member_folders(cls, v: list[str]) -> list[str]:
+        """Members are folders beside the file: a damaged or hand-made file never points a reader elsewhere."""
+        bad = [m for m in v if not _MEMBER_ID.match(m)]
+        if bad:
+            raise ValueError(f"member ids {bad[:3]!r} are not plain folder names (letters, digits, '.', '_', '-')")
+        return v
 
 
 # --------------------------------------------------------------------------------------------
