@@ -268,6 +268,32 @@ class ProviderFault(LMCallError):
     """A model call that kept failing with provider faults (429, 5xx, timeouts) through its retries."""
 
 
+_OUTAGE_LOCK = threading.Lock()
+_OUTAGE_WATCHERS: list[list[BaseException]] = []
+
+
+@contextlib.contextmanager
+def watching_outages() -> Iterator[list[BaseException]]:
+    """A list that collects every call that could not reach its model (``ProviderFault`` after the
+    retries, ``CredentialsError``) raised in any thread while the block runs, whoever caught it
+    afterwards: a search whose metric or reflection caught such failures scored nothing real."""
+    seen: list[BaseException] = []
+    with _OUTAGE_LOCK:
+        _OUTAGE_WATCHERS.append(seen)
+    try:
+        yield seen
+    finally:
+        with _OUTAGE_LOCK:
+            _OUTAGE_WATCHERS.remove(seen)
+
+
+def _outage(exc: BaseException) -> BaseException:
+    with _OUTAGE_LOCK:
+        for seen in _OUTAGE_WATCHERS:
+            seen.append(exc)
+    return exc
+
+
 def call_with_retries(call: Callable[[], R], *, retries: int, describe: str = "LM call",
                       sleep: Callable[[float], None] = time.sleep, on_retry: Callable[[BaseException, float], None] | None = None) -> R:
     """Run ``call``; repeat it up to ``retries`` times on provider faults, waiting as ``retry_wait``
@@ -280,18 +306,18 @@ def call_with_retries(call: Callable[[], R], *, retries: int, describe: str = "L
             return call()
         except Exception as exc:
             if credentials_fault(exc):
-                raise CredentialsError(
+                raise _outage(CredentialsError(
                     f"{describe} was refused for its credentials, or had none to send ({type(exc).__name__}: "
                     f"{str(exc)[:300]}); set the model's API key (the provider's variable, e.g. OPENAI_API_KEY, or "
-                    "the one its api_key_env names) — a configuration error, not retried") from exc
+                    "the one its api_key_env names) — a configuration error, not retried")) from exc
             if not retryable(exc):
                 raise
             attempt += 1
             if attempt > retries:
-                raise ProviderFault(
+                raise _outage(ProviderFault(
                     f"{describe} failed {attempt} time(s) with provider faults; last: {type(exc).__name__} "
                     f"(HTTP {fault_status(exc)}): {str(exc)[:300]}"
-                ) from exc
+                )) from exc
             wait = retry_wait(exc, attempt, retries)
             if on_retry is not None:
                 on_retry(exc, wait)
@@ -310,4 +336,5 @@ __all__ = [
     "parallel_map",
     "retry_wait",
     "retryable",
+    "watching_outages",
 ]

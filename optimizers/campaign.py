@@ -35,7 +35,7 @@ auxiliary programs' evaluations, are evaluated at once; results are gathered by 
 call made in a worker thread is booked under the phase that started it
 (``optimizers.evaluation.ordered_map``, ``dspy_threads_carry_context``).
 
-A deployment run whose model cannot be reached (a document's calls failed through their retries:
+A deployment run (or a GEPA search, ``optimizers.search``) whose model cannot be reached (calls failed through their retries:
 ``ProviderFault``, ``CredentialsError``) is not kept — it would score the candidate 0 at no cost, the
 frontier's cheapest member for good — and ends the campaign as failed (``ProviderOutage``, exit status
 1); the same command resumes it.
@@ -94,7 +94,7 @@ from optimizers.budget import SpendBook
 from optimizers.config import CampaignConfig
 from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context
 from optimizers.scheduler import Scheduler, WorkerSpend, ctrl_c_stops
-from optimizers.search import TrialSearch, aux_programs, design_programs, reflection_fallback
+from optimizers.search import ProviderOutage, TrialSearch, aux_programs, design_programs, reflection_fallback
 from optimizers.storage import Artifacts, content_hash, redact_url
 from optimizers.tracking import open_tracker
 
@@ -119,11 +119,6 @@ LMBuilder = Callable[[LMSpec], Any]
 
 #: a document of a deployment run that failed with one of these could not reach its model: no score of the candidate
 _OUTAGES = ("ProviderFault", "CredentialsError")
-
-
-class ProviderOutage(RuntimeError):
-    """A deployment run's model could not be reached (its calls failed through their retries): the run says
-    nothing about the candidate, so it is not kept, and the campaign stops, resumable."""
 
 
 class Campaign:

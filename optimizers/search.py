@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import dspy
 
+from argus.concurrency import watching_outages
 from argus.config import LMSpec
 from argus.io import append_jsonl_line
 from argus.ledger import CostLedger, ledger_context
@@ -31,6 +32,19 @@ EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.st
              "sentence_events": "programs.sentence_events.choose.predict"}
 #: the evolvable programs each extraction design runs (a trial evolves only what its design calls)
 DESIGN_PROGRAMS = {"chunked": ("stage1", "stage2"), "sentence": ("sentence_events", "stage2")}
+
+
+class ProviderOutage(RuntimeError):
+    """A deployment run's or a GEPA search's model could not be reached (calls failed through their retries):
+    what it scored says nothing about the candidates, so it is not kept, and the campaign stops, resumable."""
+
+
+def _search_outage(what: str, outages: list[BaseException]) -> ProviderOutage:
+    first = outages[0]
+    return ProviderOutage(
+        f"{what} could not reach its model: {len(outages)} call(s) failed through their retries (first: "
+        f"{type(first).__name__}: {str(first)[:300]}); its candidates are not kept: run the same command again to "
+        "resume once the model answers")
 
 
 def aux_programs(config: CampaignConfig) -> list[str]:
@@ -198,10 +212,13 @@ class TrialSearch:
                 use_merge=False,
                 gepa_kwargs={"stop_callbacks": [stop]},
             )
-            with ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program="gepa"):
+            with watching_outages() as outages, \
+                    ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program="gepa"):
                 compiled = gepa.compile(student, trainset=splits["train"])
             if stop.check():
                 return None  # GEPA was cut short: its candidates are not final, nothing is saved as if they were
+            if outages:  # its metric scored failed calls 0 and its reflections kept their parents: not a search
+                raise _search_outage(f"trial {iteration}'s GEPA search", outages)
             details = getattr(compiled, "detailed_results", None)
             if details is not None:
                 candidates = []
@@ -246,10 +263,13 @@ class TrialSearch:
                          reflection_minibatch_size=self.config.reflection_minibatch_size, track_stats=True,
                          log_dir=str(log_dir), seed=self.config.seed, num_threads=self.num_threads,
                          use_merge=False, gepa_kwargs={"stop_callbacks": [stop]})
-        with ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program=f"gepa:{prog}"):
+        with watching_outages() as outages, \
+                ledger_context(ledger, doc_id=f"trial{iteration}", stage="optimize", program=f"gepa:{prog}"):
             compiled = gepa.compile(module, trainset=splits[f"{prog}:train"], valset=splits[f"{prog}:val"])
         if stop.check():
             return None  # not finished: redone on resume
+        if outages:
+            raise _search_outage(f"trial {iteration}'s GEPA search of {prog}", outages)
         details = getattr(compiled, "detailed_results", None)
         if details is not None and details.candidates:
             best = instructions_of(details.candidates[details.best_idx])

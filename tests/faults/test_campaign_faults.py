@@ -220,9 +220,12 @@ def test_provider_faults_leave_the_frontier_and_spend_of_a_clean_run(tmp_path, s
     assert _frontier_view(tmp_path / "compiled") == _frontier_view(clean_root / "compiled")
 
 
-def test_the_provider_gone_mid_deployment_stops_the_campaign_and_keeps_no_score(tmp_path, served_clean, monkeypatch):
+@pytest.mark.parametrize("phase", ["val", "gepa"])
+def test_the_provider_gone_mid_deployment_stops_the_campaign_and_keeps_no_score(tmp_path, served_clean, monkeypatch,
+                                                                                phase):
     """Fault: the model server is stopped (connection refused) as soon as the validation deployment run
-    starts. The deployment runs here use the served models, not the local llama engine (the simulated-LM
+    starts (``val``), or as soon as GEPA's search starts (``gepa``: its metric would score the failed calls 0
+    and its reflections keep their parents, and the seed alone was kept as the search's result, for good). The deployment runs here use the served models, not the local llama engine (the simulated-LM
     campaigns use none), so this stands in for the engine killed mid-deployment. Must hold: the campaign
     ends failed with a red line naming the candidate, the document and the fault and saying how to resume;
     status.json ``stopped`` with that reason; no evaluation and no frontier kept (before the fix the candidate
@@ -244,7 +247,7 @@ def test_the_provider_gone_mid_deployment_stops_the_campaign_and_keeps_no_score(
     def stop_at_validation():
         deadline = time.time() + 240
         while time.time() < deadline and not stopped.is_set():
-            if _status(run).get("phase") == "val":
+            if _status(run).get("phase") == phase:
                 server.stop()
                 stopped.set()
             time.sleep(0.01)
@@ -259,7 +262,12 @@ def test_the_provider_gone_mid_deployment_stops_the_campaign_and_keeps_no_score(
     assert stopped.is_set()
     print(f"\nthe user sees: {[line for line in shown.splitlines() if 'could not reach' in line][0]}")
     assert result.failed and "could not reach its model" in result.stopped and "run the same command again" in result.stopped
-    assert "ProviderFault" in result.stopped and CAMPAIGN["data"]["val"]["ids"][0] in result.stopped
+    assert "ProviderFault" in result.stopped
+    if phase == "val":
+        assert CAMPAIGN["data"]["val"]["ids"][0] in result.stopped
+    else:
+        assert "GEPA search could not reach its model" in result.stopped
+        assert not list(run.glob("trials/*/gepa_candidates.json"))  # the search is not kept
     status = _status(run)
     assert status["phase"] == "stopped" and "could not reach" in status["reason"]
     assert not list((run / "evals").glob("*.json")) and not (tmp_path / "compiled" / NAME / "frontier.json").exists()
