@@ -263,7 +263,7 @@ class Campaign:
                 stop.interrupted = True
                 stop.check()
             except EngineCrashError as exc:
-                self.console.print(f"[red]{exc}[/red]")
+                self.console.print(f"[red]{escape(str(exc))}[/red]")
                 stop.check()
             except ProviderOutage as exc:
                 self.console.print(f"[red]{escape(str(exc))}[/red]")
@@ -277,7 +277,7 @@ class Campaign:
         try:  # after a stop, not behind another worker's test deployments: that worker writes the frontier
             assembly.update(splits, ledger, spend, stop, iteration=len(done), wait=not stop.check())
         except EngineCrashError as exc:
-            self.console.print(f"[red]{exc}[/red]")
+            self.console.print(f"[red]{escape(str(exc))}[/red]")
             stop.check()
         except ProviderOutage as exc:
             self.console.print(f"[red]{escape(str(exc))}[/red]")
