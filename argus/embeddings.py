@@ -121,35 +121,18 @@ class EmbeddingStore:
     SIZE_LIMIT = 2**30
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._disk = None
-        self._pid: int | None = None
-        self.directory = None
+        from argus.io import ProcessDiskCache
+
+        self._disk = ProcessDiskCache(size_limit=self.SIZE_LIMIT)
         self._warned = False
 
+    @property
+    def directory(self):
+        return self._disk.directory
+
     def configure(self, directory) -> None:
-        """Keep encodings under ``directory`` (``None``: not on disk)."""
-        from pathlib import Path
-
-        directory = Path(directory).expanduser().resolve() if directory is not None else None
-        with self._lock:
-            if directory == self.directory:
-                return
-            old, self._disk, self.directory = self._disk, None, directory
-            if old is not None and self._pid == os.getpid():
-                old.close()
-
-    def _store(self):
-        """This process's connection (opened on first use; a forked child opens its own); under the lock."""
-        if self.directory is None:
-            return None
-        if self._disk is None or self._pid != os.getpid():
-            import diskcache
-
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._disk = diskcache.Cache(str(self.directory), size_limit=self.SIZE_LIMIT)
-            self._pid = os.getpid()
-        return self._disk
+        """Keep encodings under ``directory`` (``None``: not on disk); opened on first use."""
+        self._disk.configure(directory)
 
     def get(self, key: str, n: int):
         import io
@@ -157,9 +140,7 @@ class EmbeddingStore:
         import numpy as np
 
         try:
-            with self._lock:
-                disk = self._store()
-            raw = disk.get(key) if disk is not None else None
+            raw = self._disk.get(key)
             if raw is None:
                 return None
             vectors = np.load(io.BytesIO(raw), allow_pickle=False)
@@ -178,10 +159,7 @@ class EmbeddingStore:
         buf = io.BytesIO()
         np.save(buf, vectors, allow_pickle=False)
         try:
-            with self._lock:
-                disk = self._store()
-            if disk is not None:
-                disk.set(key, buf.getvalue())
+            self._disk.set(key, buf.getvalue())
         except Exception as exc:  # noqa: BLE001
             self._warn(exc)
 

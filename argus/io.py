@@ -154,3 +154,59 @@ def read_jsonl(path: str | Path, parse: Callable[[str], Any] | None = None) -> l
             skipped += 1
     warn_skipped_lines(path, skipped)
     return out
+
+
+class ProcessDiskCache:
+    """A ``diskcache.Cache`` in a folder, shared by processes: opened on first use (or at ``configure``),
+    once per process — a forked child opens its own connection — and guarded by a lock. Errors of the
+    store (a damaged file, a full disk) reach the caller, whose fallback they are."""
+
+    def __init__(self, size_limit: int | None = None):
+        import threading
+
+        self._lock = threading.Lock()
+        self._size_limit = size_limit
+        self._disk = None
+        self._pid: int | None = None
+        self.directory: Path | None = None
+
+    def configure(self, directory: str | Path | None, *, open_now: bool = False) -> None:
+        """Keep entries under ``directory`` (``None``: no store); ``open_now`` opens it at once, so that a
+        store that cannot be opened raises here."""
+        directory = Path(directory).expanduser().resolve() if directory is not None else None
+        with self._lock:
+            if directory == self.directory:
+                return
+            old, self._disk, self.directory = self._disk, None, directory
+            if old is not None and self._pid == os.getpid():
+                old.close()
+            if open_now:
+                try:
+                    self._connection()
+                except Exception:
+                    self.directory = None  # not configured: the next configure tries again
+                    raise
+
+    def _connection(self):
+        """This process's connection, or None without a folder; under the lock."""
+        if self.directory is None:
+            return None
+        if self._disk is None or self._pid != os.getpid():
+            import diskcache
+
+            self.directory.mkdir(parents=True, exist_ok=True)
+            kwargs = {} if self._size_limit is None else {"size_limit": self._size_limit}
+            self._disk = diskcache.Cache(str(self.directory), **kwargs)
+            self._pid = os.getpid()
+        return self._disk
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            disk = self._connection()
+        return None if disk is None else disk.get(key)
+
+    def set(self, key: str, value: Any) -> None:
+        with self._lock:
+            disk = self._connection()
+        if disk is not None:
+            disk.set(key, value)

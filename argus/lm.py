@@ -51,6 +51,7 @@ from dspy.utils.usage_tracker import UsageTracker  # noqa: E402
 from argus.concurrency import ModelLimiter, call_with_retries, model_limiter
 from argus.engine import EngineCrashError, ManagedServer, managed_server
 from argus.errors import ConfigError
+from argus.io import ProcessDiskCache
 from argus.ledger import current_call_context, record_lm_call
 
 EMBEDDED_MODEL = "local/smollm2"
@@ -416,39 +417,16 @@ class UsageStore:
     def __init__(self):
         self._memory: dict[str, dict] = {}
         self._lock = threading.Lock()
-        self._disk = None
-        self._disk_pid: int | None = None
-        self._directory: Path | None = None
+        self._disk = ProcessDiskCache()
 
     @property
     def directory(self) -> Path | None:
-        return self._directory
+        return self._disk.directory
 
     def configure(self, directory: str | Path | None) -> None:
-        """Keep usage also under ``directory`` (``None``: in memory only)."""
-        directory = Path(directory).expanduser().resolve() if directory is not None else None
-        with self._lock:
-            if directory == self._directory:
-                return
-            old, self._disk, self._directory = self._disk, None, None
-            if old is not None and self._disk_pid == os.getpid():
-                old.close()
-            if directory is not None:
-                self._open(directory)
-
-    def _open(self, directory: Path) -> None:
-        import diskcache
-
-        directory.mkdir(parents=True, exist_ok=True)
-        self._disk = diskcache.Cache(str(directory))
-        self._disk_pid = os.getpid()
-        self._directory = directory
-
-    def _disk_store(self):
-        """The disk store of this process (a forked child opens its own connection); under the lock."""
-        if self._disk is not None and self._disk_pid != os.getpid():
-            self._open(self._directory)
-        return self._disk
+        """Keep usage also under ``directory`` (``None``: in memory only); a store that cannot be opened
+        raises here."""
+        self._disk.configure(directory, open_now=True)
 
     def _remember(self, key: str, usage: dict) -> None:
         if key not in self._memory and len(self._memory) >= self.MAX_MEMORY:
@@ -458,23 +436,18 @@ class UsageStore:
     def put(self, key: str, usage: dict) -> None:
         with self._lock:
             self._remember(key, usage)
-            disk = self._disk_store()
-        if disk is not None:
-            try:
-                disk.set(key, dict(usage))
-            except Exception as exc:  # a full or read-only disk: the in-memory copy still serves
-                _warn_store(exc)
+        try:
+            self._disk.set(key, dict(usage))
+        except Exception as exc:  # a full or read-only disk: the in-memory copy still serves
+            _warn_store(exc)
 
     def get(self, key: str) -> dict | None:
         with self._lock:
             found = self._memory.get(key)
-            disk = self._disk_store() if found is None else None
         if found is not None:
             return dict(found)
-        if disk is None:
-            return None
         try:
-            found = disk.get(key)
+            found = self._disk.get(key)
         except Exception as exc:
             _warn_store(exc)
             return None
