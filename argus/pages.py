@@ -138,26 +138,28 @@ def _sources(ctx: Context) -> CspSources:
     return sources
 
 
+def _inline(tag: str, text: str, hashes: list[str]) -> Markup:
+    """``text`` as a ``<tag>`` element, its SHA-256 added to ``hashes`` (the page policy's list for it)."""
+    text = str(text)
+    ends = r"</script|<!--" if tag == "script" else r"</style"
+    if re.search(ends, text, flags=re.IGNORECASE):
+        raise ValueError(f"a {tag} holding {ends.replace('|', ' or ')!r} cannot be inlined into a page")
+    hashes.append(hash_source(text))
+    return Markup(f"<{tag}>{text}</{tag}>")
+
+
 @pass_context
 def inline_script(ctx: Context, text: str) -> Markup:
     """The filter ``inline_script``: ``text`` (a script of ``argus/resources/web``, the plotly.js bundle) as a
     ``<script>`` element the page's policy allows by the SHA-256 of exactly ``text``."""
-    text = str(text)
-    if re.search(r"</script|<!--", text, flags=re.IGNORECASE):
-        raise ValueError("a script holding '</script' or '<!--' cannot be inlined into a page")
-    _sources(ctx).scripts.append(hash_source(text))
-    return Markup(f"<script>{text}</script>")
+    return _inline("script", text, _sources(ctx).scripts)
 
 
 @pass_context
 def inline_style(ctx: Context, text: str) -> Markup:
     """The filter ``inline_style``: ``text`` (style sheets of ``argus/resources/web``, a page's own rules) as a
     ``<style>`` element the page's policy allows by the SHA-256 of exactly ``text``."""
-    text = str(text)
-    if re.search(r"</style", text, flags=re.IGNORECASE):
-        raise ValueError("a style sheet holding '</style' cannot be inlined into a page")
-    _sources(ctx).styles.append(hash_source(text))
-    return Markup(f"<style>{text}</style>")
+    return _inline("style", text, _sources(ctx).styles)
 
 
 _PAGES.filters.update(
