@@ -437,17 +437,7 @@ def test_two_workers_on_postgresql_log_to_one_parent(tmp_path, mlflow_uri, pg_ur
     (tmp_path / "simtest.yaml").write_text(yaml.safe_dump({
         **workers.CAMPAIGN, "concurrency": {**workers.CAMPAIGN["concurrency"], "num_threads": 2},
         "tracking": {"mlflow": mlflow_uri, "experiment": experiment}}))
-    ready = [tmp_path / "a.ready", tmp_path / "b.ready"]
-    go = tmp_path / "go"
-    procs = {name: workers._worker(tmp_path, name, pg_url, (r, go)) for name, r in zip("ab", ready)}
-    deadline = time.time() + 180
-    while not all(r.exists() for r in ready) and time.time() < deadline:
-        for name, p in procs.items():
-            assert p.poll() is None, (tmp_path / f"{name}.log").read_text()[-4000:]
-        time.sleep(0.05)
-    go.write_text("")
-    for name, proc in procs.items():
-        workers._wait(proc, tmp_path, name)
+    workers.run_two_workers_together(tmp_path, pg_url, ready_s=180)
     runs = _runs(_client(mlflow_uri), experiment)
     (parent,) = runs["parent"]
     assert parent.info.status == "FINISHED"

@@ -212,6 +212,22 @@ def _worker(tmp: Path, name: str, url: str, barrier: tuple[Path, Path] | None = 
     return subprocess.Popen(args, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT)
 
 
+def run_two_workers_together(tmp: Path, url: str, ready_s: float) -> None:
+    """Workers ``a`` and ``b`` on ``url``, released together once both are ready (or ``ready_s`` passed),
+    then waited for; a worker that exits early or fails fails the test with its log."""
+    ready = [tmp / "a.ready", tmp / "b.ready"]
+    go = tmp / "go"
+    procs = {name: _worker(tmp, name, url, (r, go)) for name, r in zip("ab", ready)}
+    deadline = time.time() + ready_s
+    while not all(r.exists() for r in ready) and time.time() < deadline:
+        for name, p in procs.items():
+            assert p.poll() is None, (tmp / f"{name}.log").read_text()[-4000:]
+        time.sleep(0.05)
+    go.write_text("")
+    for name, proc in procs.items():
+        _wait(proc, tmp, name)
+
+
 def _wait(proc: subprocess.Popen, tmp: Path, name: str, timeout: float = 240) -> None:
     try:
         code = proc.wait(timeout=timeout)
@@ -230,17 +246,7 @@ def test_two_workers_run_one_campaign_through_postgresql(tmp_path, sequential, p
     from optuna.trial import TrialState
 
     seq_root, _ = sequential
-    ready = [tmp_path / "a.ready", tmp_path / "b.ready"]
-    go = tmp_path / "go"
-    procs = {name: _worker(tmp_path, name, pg_url, (r, go)) for name, r in zip("ab", ready)}
-    deadline = time.time() + 120
-    while not all(r.exists() for r in ready) and time.time() < deadline:
-        for name, p in procs.items():
-            assert p.poll() is None, (tmp_path / f"{name}.log").read_text()[-4000:]
-        time.sleep(0.05)
-    go.write_text("")
-    for name, proc in procs.items():
-        _wait(proc, tmp_path, name)
+    run_two_workers_together(tmp_path, pg_url, ready_s=120)
 
     study = _study(pg_url)
     trials = _positions(study)
