@@ -250,7 +250,18 @@ class Claims:
         return self.out / f"{doc_id}.claim"
 
     def take(self, doc_id: str) -> str | None:
-        """Claim ``doc_id``: None when this process now holds it, else who does ("pid N", …)."""
+        """Claim ``doc_id``: None when this process now holds it, else who does ("pid N", …).
+
+        The whole take runs under this object's lock, and a closed ``Claims`` creates no file: once
+        ``release_all(close=True)`` has returned, no claim file of this process can appear, even from
+        a worker thread that was about to create one when the batch stopped (its process exits next,
+        and a file created then would be left behind, unlocked)."""
+        with self._lock:
+            if self._closed:
+                return "this run, which is stopping"
+            return self._take(doc_id)
+
+    def _take(self, doc_id: str) -> str | None:
         import fcntl
 
         path = self.path(doc_id)
@@ -279,12 +290,8 @@ class Claims:
                 os.pwrite(fd, me.encode(), 0)
             except OSError:  # (a full disk)
                 pass
-            with self._lock:
-                if not self._closed:
-                    self._held[doc_id] = fd
-                    return None
-            self._drop(path, fd)
-            return "this run, which is stopping"
+            self._held[doc_id] = fd
+            return None
 
     def _holder(self, fd: int) -> str:
         try:

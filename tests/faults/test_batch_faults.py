@@ -382,6 +382,44 @@ def test_a_garbled_or_truncated_cache_is_set_aside_with_a_warning(tmp_path):
     assert DocumentEKG.model_validate_json((tmp_path / "out" / "doc.ekg.json").read_text()).doc_id == "doc"
 
 
+def test_a_stopping_batch_leaves_no_claim_that_a_worker_was_creating(tmp_path, monkeypatch):
+    """Fault: SIGTERM's cleanup (``Claims.release_all(close=True)``) runs while a worker thread is
+    inside ``Claims.take``, its claim file already created but not yet locked (the thread is held
+    there). The process exits right after the cleanup, so a file created then would be left behind.
+    Must hold: the cleanup waits for that take and removes its file; once it has returned no claim
+    file exists, and a later take of the closed claims creates none."""
+    import fcntl
+    import threading
+
+    from argus.batch import Claims
+
+    claims = Claims(tmp_path)
+    inside, go_on = threading.Event(), threading.Event()
+    real_flock = fcntl.flock
+
+    def held_flock(fd, op):
+        inside.set()
+        assert go_on.wait(10)
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", held_flock)
+    taker = threading.Thread(target=claims.take, args=("d0",), daemon=True)
+    taker.start()
+    assert inside.wait(10) and (tmp_path / "d0.claim").exists()
+    closer = threading.Thread(target=claims.release_all, kwargs={"close": True}, daemon=True)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()  # the cleanup waits for the take in progress
+    go_on.set()
+    closer.join(10)
+    taker.join(10)
+    assert not closer.is_alive() and not taker.is_alive()
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(fcntl, "flock", real_flock)
+    assert claims.take("d1") == "this run, which is stopping"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_claims_of_a_killed_run_are_taken_over(tmp_path):
     """Fault: SIGKILL (no handler runs) to an ``argus extract`` process while it extracts its first
     2 documents, one of which would take 120 s: their claim files stay behind. Must hold: the same
