@@ -11,7 +11,7 @@ Faults:
 - Several runs on one output folder: a document is *claimed* (``<out>/<doc_id>.claim``, an
   exclusive ``fcntl.flock`` on it, holding the claimant's pid) from the start of its extraction
   until its outputs are written; a document claimed by another live process is skipped ("claimed
-  by pid N") and counted, one whose EKG another run wrote since this run began is not redone, so
+  by pid N") and counted, one whose EKG another run wrote since this command started is not redone, so
   no EKG is written twice. A run that is killed leaves its claim file unlocked (the kernel drops
   the lock), and the next run takes it over.
 - A write that fails (a full disk, a file-size limit, permissions): that document is recorded as
@@ -232,6 +232,17 @@ def _process_start(pid: int) -> str | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+def process_started_at() -> float:
+    """When this process started (epoch seconds; Linux ``/proc``, to the clock tick), else now: the
+    start of an ``argus`` command, from which a run counts the EKGs other runs wrote meanwhile."""
+    try:
+        ticks = int(_process_start(os.getpid()) or "")
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, AttributeError):
+        return time.time()
+    return time.time() - max(0.0, age)
 
 
 class Claims:
@@ -474,13 +485,17 @@ def run_batch(
     console: Console | None = None,
     pipeline=None,
     concurrency: int | None = None,
+    since: float | None = None,
 ) -> BatchReport:
     """Extract every document under ``paths`` into ``out_dir``; ``concurrency`` (default: the
     configuration's ``concurrency.max_in_flight``) bounds the LM calls in flight across the batch.
-    SIGTERM or Ctrl-C stops it with ``BatchInterrupted`` (see the module docstring)."""
+    ``since`` (epoch seconds; default: now) is this run's start: an EKG another run wrote after it is
+    not redone (``argus extract`` gives its process's start, so that two commands started together
+    count each other's EKGs whatever their start-up took). SIGTERM or Ctrl-C stops it with
+    ``BatchInterrupted`` (see the module docstring)."""
     from argus.pipeline import ArgusPipeline
 
-    since = time.time()
+    since = time.time() if since is None else since
     console = console or Console(stderr=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -115,7 +115,7 @@ def extract(
     no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
-    from argus.batch import METHODS, BatchInterrupted, run_batch, sigterm_as_interrupt
+    from argus.batch import METHODS, BatchInterrupted, process_started_at, run_batch, sigterm_as_interrupt
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
 
@@ -163,10 +163,10 @@ def extract(
             from argus.distributed import run_batch_ray
 
             report = run_batch_ray(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
-                                   concurrency=concurrency, address=address, actors=actors)
+                                   concurrency=concurrency, address=address, actors=actors, since=process_started_at())
         else:
             report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
-                               pipeline=pipeline, concurrency=concurrency)
+                               pipeline=pipeline, concurrency=concurrency, since=process_started_at())
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)

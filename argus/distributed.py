@@ -353,19 +353,20 @@ def run_batch_ray(
     address: str | None = None,
     actors: int | None = None,
     console: Console | None = None,
+    since: float | None = None,
 ) -> BatchReport:
     """Extract every document under ``paths`` into ``out_dir`` on Ray (see the module docstring):
     ``actors`` pipeline actors (default 2), each with ``concurrency`` documents and LM calls in flight
     (default: the configuration's ``concurrency.documents`` / ``max_in_flight``); ``address`` is the
     cluster (``auto``, ``ray://head:10001``; default: a local runtime for this batch). The outputs
-    are the local engine's (``argus.batch.run_batch``), written by this process only."""
+    are the local engine's (``argus.batch.run_batch``, ``since`` included), written by this process only."""
     ray = _import_ray()
     config = config or ArgusConfig()
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
     if actors is not None and actors < 1:
         raise ConfigError(f"actors must be at least 1, not {actors}")
-    since = time.time()
+    since = time.time() if since is None else since
     console = console or Console(stderr=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

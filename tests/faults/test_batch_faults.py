@@ -44,6 +44,7 @@ import argus.batch, argus.cli, argus.export, argus.pipeline  # (imported before 
 if spec.get("go"):
     while not Path(spec["go"]).exists():
         time.sleep(0.01)
+time.sleep(spec.get("stall", 0.0))  # a command slow to start (a loaded machine)
 if spec.get("fsize"):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit a write fails with EFBIG instead
     resource.setrlimit(resource.RLIMIT_FSIZE, (spec["fsize"], spec["fsize"]))
@@ -161,11 +162,14 @@ def _assert_nothing_torn(out: Path) -> dict:
 # ----------------------------------------------------------------------------- 1. two runs on one folder
 
 
-@pytest.mark.parametrize("skip_existing", [False, True], ids=["redo", "skip-existing"])
-def test_two_runs_on_one_folder_write_each_ekg_once(tmp_path, skip_existing):
+@pytest.mark.parametrize(("skip_existing", "stall"), [(False, 0.0), (True, 0.0), (False, 1.5)],
+                         ids=["redo", "skip-existing", "redo-one-slow-to-start"])
+def test_two_runs_on_one_folder_write_each_ekg_once(tmp_path, skip_existing, stall):
     """Fault: two ``argus extract`` processes started at the same instant (a start file both wait
     on) on the same 14 documents and the same output folder, 2 documents at a time each, ledger
-    lines longer than PIPE_BUF; with --skip-existing, 4 of the documents are done beforehand.
+    lines longer than PIPE_BUF; with --skip-existing, 4 of the documents are done beforehand; in
+    the last case the second command takes 1.5 s longer to start (a loaded machine), so the first
+    has written EKGs before the second's batch begins, after the second command started.
     Must hold: every document is extracted once and its EKG written once in all (the extraction
     log, the EKGs each run lists), each run accounts for every document (written, or skipped:
     claimed by the other, done by the other meanwhile, or existing), both exit 0, every EKG and
@@ -184,7 +188,7 @@ def test_two_runs_on_one_folder_write_each_ekg_once(tmp_path, skip_existing):
         (tmp_path / "extractions.log").unlink()
         args.append("--skip-existing")
     go = tmp_path / "go"
-    procs = [_start(tmp_path, args, go=str(go), delay_default=0.5) for _ in range(2)]
+    procs = [_start(tmp_path, args, go=str(go), delay_default=0.5, stall=stall * k) for k in range(2)]
     time.sleep(0.5)
     go.touch()
     results = [_finish(p) for p in procs]
