@@ -45,6 +45,7 @@ from argus.ledger import CostLedger, ledger_context
 from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm, configure_usage_store
 from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
 from argus.preprocess import preprocess
+from argus.response_cache import configure_plain_response_cache
 from argus.routing import measured_route
 from argus.schema import Chunk, DocumentEKG, DocumentGraph, MergeDecision, MiniGraph
 from programs import ArgusPrograms
@@ -367,7 +368,8 @@ def configure_cache(cache_dir: Path) -> None:
         return
     set_aside_damaged_caches(root)
     try:
-        dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=target)
+        # DSPy's cache, keeping litellm's answers as plain data: a cached re-run does not import litellm
+        configure_plain_response_cache(target)
         # the original usage of cached answers (their list price), beside DSPy's cache
         configure_usage_store(root / "usage")
     except sqlite3.DatabaseError as exc:

@@ -1,0 +1,89 @@
+"""DSPy's response cache, with litellm's answers kept as plain data.
+
+DSPy keeps what its litellm path returned (a litellm ``ModelResponse``, a pydantic object) in its
+disk cache as a pickle. Reading one back imports litellm to rebuild that object, which costs a cached
+re-run about 2.5–4 s of a 5 s budget here, for a value of which DSPy then reads only plain fields
+(``choices[i].message.content``, ``tool_calls``, ``reasoning_content``, ``model``, ``usage``).
+
+:class:`PlainResponseCache` is DSPy's own ``Cache`` with one change: a litellm response is stored as
+its fields in builtin types (DSPy's ``legacy_outputs.plain``), tagged, and read back as DSPy's
+``AttributeDict`` (what DSPy's own native cache format gives a legacy response), so a cache hit
+imports nothing but what reads it. Everything else (DSPy's native records, other values) is stored
+as DSPy stores it, and entries written by plain DSPy (pickled litellm objects) still read back as
+before. The cache key, both tiers and the directory layout are DSPy's.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+from dspy.clients.cache import Cache
+from dspy.clients.call_result import attributes
+from dspy.clients.legacy_outputs import plain
+
+#: the tag of a litellm response kept as plain data (its version: a change of form gets a new one)
+PLAIN_RESPONSE = "argus.plain-response/1"
+
+
+def _is_litellm_response(value: Any) -> bool:
+    module = type(value).__module__ or ""
+    return module.startswith("litellm.") and hasattr(value, "choices")
+
+
+def to_plain(value: Any) -> Any:
+    """``value`` as DSPy's cache should keep it: a litellm response as a tagged dict of builtins
+    (when its fields are plain JSON data), anything else unchanged."""
+    if not _is_litellm_response(value):
+        return value
+    fields = plain(value)
+    try:  # only builtins, so unpickling it imports no module
+        orjson.dumps(fields)
+    except TypeError:
+        return value
+    return {"_argus_format": PLAIN_RESPONSE, "response": fields}
+
+
+def from_plain(record: Any) -> Any:
+    """The inverse of :func:`to_plain`: a tagged record as an ``AttributeDict`` (fields by key and by
+    attribute, as DSPy reads a response); anything else unchanged."""
+    if isinstance(record, dict) and record.get("_argus_format") == PLAIN_RESPONSE:
+        return attributes(record["response"])
+    return record
+
+
+class PlainResponseCache(Cache):
+    """DSPy's ``Cache`` keeping litellm responses as plain data (see the module docstring)."""
+
+    def put(self, request: dict[str, Any], value: Any, ignored_args_for_cache_key: list[str] | None = None,
+            enable_memory_cache: bool = True) -> None:
+        super().put(request, to_plain(value), ignored_args_for_cache_key, enable_memory_cache)
+
+    def _prepare_cached_response(self, response):
+        if not (isinstance(response, dict) and response.get("_argus_format") == PLAIN_RESPONSE):
+            return super()._prepare_cached_response(response)
+        answer = from_plain(copy.deepcopy(response))
+        # as DSPy does for a cached object: no usage (no call was made), and marked as a hit
+        answer["usage"] = {}
+        object.__setattr__(answer, "cache_hit", True)
+        return answer
+
+
+def configure_plain_response_cache(disk_cache_dir: str, **kwargs: Any) -> PlainResponseCache:
+    """Make ``dspy.cache`` a :class:`PlainResponseCache` on ``disk_cache_dir`` (disk and memory
+    tiers; ``kwargs`` as for ``dspy.configure_cache``); returns it."""
+    import threading
+
+    import dspy
+
+    from dspy.clients import DISK_CACHE_LIMIT
+
+    kwargs.setdefault("disk_size_limit_bytes", DISK_CACHE_LIMIT)  # (``dspy.configure_cache``'s default)
+    cache = PlainResponseCache(kwargs.pop("enable_disk_cache", True), kwargs.pop("enable_memory_cache", True),
+                               disk_cache_dir, **kwargs)
+    # (the lock ``dspy.configure_cache`` holds, so that a concurrent first read of ``dspy.cache`` does
+    # not replace it with the default cache)
+    with getattr(dspy, "_cache_lock", None) or threading.Lock():
+        dspy.cache = cache
+    return cache
