@@ -76,7 +76,6 @@ def configure_plain_response_cache(disk_cache_dir: str, **kwargs: Any) -> PlainR
     import threading
 
     import dspy
-
     from dspy.clients import DISK_CACHE_LIMIT
 
     kwargs.setdefault("disk_size_limit_bytes", DISK_CACHE_LIMIT)  # (``dspy.configure_cache``'s default)
