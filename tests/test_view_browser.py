@@ -6,7 +6,7 @@ Two pages get the same checks (:func:`check_view`):
   (``integration``: a few minutes on two cores). The tiny model may leave few or no grounded events
   (then the page shows its empty states and the rejected items), so the same extraction with
   ``keep_ungrounded`` (Stage 1 from the LM cache) is opened too, and the model's own flagged events
-  are clicked;
+  are clicked (when it wrote any: its output differs by CPU);
 - the view of the scripted-LM extraction of a dev complaint (the demo complaint without the shared
   data) that has dated events, so that clicking events and the timeline's dates are always checked
   on a page with events.
@@ -182,6 +182,12 @@ def test_view_of_the_real_extraction_keeping_ungrounded_items(browser_page, real
     assert not [r for r in real_kept_ekg.rejected if r.kind in ("entity", "event")]
     assert flagged or not [r for r in real_ekg.rejected if r.kind == "event"]
     shots = check_view(browser_page, real_kept_ekg, tmp_path, "real-kept")
+    if not any(m.graph.events for m in real_kept_ekg.minigraphs):
+        # The model wrote no event at all, so there is nothing to keep or click; its empty states
+        # were checked. Its greedy output differs by CPU: on an AVX-512 host it answers an empty
+        # graph for each of the demo's three chunks, where other hosts gave events.
+        assert not real_kept_ekg.graph.events and set(shots) == {"page"}
+        return
     assert real_kept_ekg.graph.events and set(shots) == {"page", "clicked"}
     badges = browser_page.page.locator("#events .event-item .badge.warn")
     assert badges.count() == len(flagged)
