@@ -237,9 +237,11 @@ def _process_start(pid: int) -> str | None:
 def process_started_at() -> float:
     """When this process started (epoch seconds; Linux ``/proc``, to the clock tick), else now: the
     start of an ``argus`` command, from which a run counts the EKGs other runs wrote meanwhile."""
-    try:
-        ticks = int(_process_start(os.getpid()) or "")
-        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    ticks = _process_start(os.getpid())
+    if ticks is None:
+        return time.time()
+    try:  # (/proc counts a process's start in clock ticks since boot)
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(ticks) / os.sysconf("SC_CLK_TCK")
     except (ValueError, OSError, AttributeError):
         return time.time()
     return time.time() - max(0.0, age)

@@ -159,14 +159,15 @@ def extract(
             typer.echo(f"frontier member {member.member_id}: validation quality {o.get('quality', float('nan')):.3f}, "
                        f"{o.get('tokens', float('nan')):,.0f} tokens and ${o.get('cost_usd', float('nan')):.6f} per document "
                        f"(models {member.settings.get('models')})", err=True)
+        since = process_started_at()  # other runs' EKGs count from this command's start
         if engine == "ray":
             from argus.distributed import run_batch_ray
 
             report = run_batch_ray(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
-                                   concurrency=concurrency, address=address, actors=actors, since=process_started_at())
+                                   concurrency=concurrency, address=address, actors=actors, since=since)
         else:
             report = run_batch(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
-                               pipeline=pipeline, concurrency=concurrency, since=process_started_at())
+                               pipeline=pipeline, concurrency=concurrency, since=since)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)

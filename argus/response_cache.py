@@ -15,7 +15,7 @@ before. The cache key, both tiers and the directory layout are DSPy's.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 from typing import Any
 
 import orjson
@@ -45,12 +45,14 @@ def to_plain(value: Any) -> Any:
     return {"_argus_format": PLAIN_RESPONSE, "response": fields}
 
 
+def _is_plain(record: Any) -> bool:
+    return isinstance(record, dict) and record.get("_argus_format") == PLAIN_RESPONSE
+
+
 def from_plain(record: Any) -> Any:
     """The inverse of :func:`to_plain`: a tagged record as an ``AttributeDict`` (fields by key and by
-    attribute, as DSPy reads a response); anything else unchanged."""
-    if isinstance(record, dict) and record.get("_argus_format") == PLAIN_RESPONSE:
-        return attributes(record["response"])
-    return record
+    attribute, as DSPy reads a response; new containers throughout); anything else unchanged."""
+    return attributes(record["response"]) if _is_plain(record) else record
 
 
 class PlainResponseCache(Cache):
@@ -61,28 +63,24 @@ class PlainResponseCache(Cache):
         super().put(request, to_plain(value), ignored_args_for_cache_key, enable_memory_cache)
 
     def _prepare_cached_response(self, response):
-        if not (isinstance(response, dict) and response.get("_argus_format") == PLAIN_RESPONSE):
+        if not _is_plain(response):
             return super()._prepare_cached_response(response)
-        answer = from_plain(copy.deepcopy(response))
+        answer = from_plain(response)  # (a copy: the cached record is never handed out)
         # as DSPy does for a cached object: no usage (no call was made), and marked as a hit
         answer["usage"] = {}
         object.__setattr__(answer, "cache_hit", True)
         return answer
 
 
-def configure_plain_response_cache(disk_cache_dir: str, **kwargs: Any) -> PlainResponseCache:
-    """Make ``dspy.cache`` a :class:`PlainResponseCache` on ``disk_cache_dir`` (disk and memory
-    tiers; ``kwargs`` as for ``dspy.configure_cache``); returns it."""
-    import threading
-
+def configure_plain_response_cache(disk_cache_dir: str) -> PlainResponseCache:
+    """Make ``dspy.cache`` a :class:`PlainResponseCache` on ``disk_cache_dir``, with the disk and
+    memory tiers and the size limit ``dspy.configure_cache`` gives by default; returns it."""
     import dspy
     from dspy.clients import DISK_CACHE_LIMIT
 
-    kwargs.setdefault("disk_size_limit_bytes", DISK_CACHE_LIMIT)  # (``dspy.configure_cache``'s default)
-    cache = PlainResponseCache(kwargs.pop("enable_disk_cache", True), kwargs.pop("enable_memory_cache", True),
-                               disk_cache_dir, **kwargs)
+    cache = PlainResponseCache(True, True, disk_cache_dir, DISK_CACHE_LIMIT)
     # (the lock ``dspy.configure_cache`` holds, so that a concurrent first read of ``dspy.cache`` does
     # not replace it with the default cache)
-    with getattr(dspy, "_cache_lock", None) or threading.Lock():
+    with getattr(dspy, "_cache_lock", None) or contextlib.nullcontext():
         dspy.cache = cache
     return cache

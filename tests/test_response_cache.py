@@ -9,12 +9,16 @@ import sys
 from pathlib import Path
 
 import dspy
-import pytest
 from dspy.clients.cache import Cache
 from dspy.clients.legacy_outputs import plain
 
 import argus.lm  # noqa: F401  (litellm's bundled price table, before litellm is imported)
-from argus.response_cache import PLAIN_RESPONSE, PlainResponseCache, from_plain, to_plain
+from argus.response_cache import (
+    PLAIN_RESPONSE,
+    PlainResponseCache,
+    from_plain,
+    to_plain,
+)
 from tests.latency_server import LatencyServer
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -92,10 +96,3 @@ def test_a_cached_answer_is_served_in_a_later_process_without_importing_litellm(
     assert first["litellm"] and not second["litellm"]
     assert second["answer"] == first["answer"] and first["answer"][0]
     assert requests == 1
-
-
-@pytest.fixture(autouse=True)
-def _restore_dspy_cache():
-    old = dspy.cache
-    yield
-    dspy.cache = old
