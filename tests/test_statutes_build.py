@@ -133,7 +133,14 @@ def test_the_build_leaves_its_objects_to_the_collectors_oldest_generation():
     sg = build_statute_graph(subset_sources(FIVE_CODES), workers=1)
     assert gc.isenabled()
     oldest = {id(o) for o in gc.get_objects(generation=2)}
-    tracked = [kd for nbrs in sg.graph._succ.values() for kd in nbrs.values()]  # the keydicts hold dicts
+    store = sg._store  # what the build made: the codes' columns, the § attribute dicts
+    made = [store.large, store.codes, *store.codes, *(a for a in store.large.values() if gc.is_tracked(a))]
+    assert store.codes and all(id(o) in oldest for o in made)
+    # so are the networkx dicts made from the store on first use
+    graph = sg.graph
+    assert gc.isenabled()
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    tracked = [kd for nbrs in graph._succ.values() for kd in nbrs.values()]  # the keydicts hold dicts
     assert tracked and all(id(kd) in oldest for kd in tracked)
 
 

@@ -82,6 +82,23 @@ def test_streamed_json_is_the_whole_document(sg, tmp_path):
 
 
 @needs_data
+def test_a_build_is_written_from_its_store_as_its_networkx_graph(tmp_path):
+    # building and writing never make the networkx form; what they write is that form's JSON
+    fresh = build_statute_graph(subset_sources(["AGG", "KSchG", "BUrlG", "BGB"]))
+    assert fresh.citation_report.cross_code > 0
+    from_store = tmp_path / "store.json"
+    fresh.to_json(from_store)
+    assert fresh._graph is None, "writing the JSON made the networkx graph"
+    assert (fresh.number_of_nodes(), fresh.number_of_edges()) == (
+        fresh.graph.number_of_nodes(),
+        fresh.graph.number_of_edges(),
+    )
+    from_graph = tmp_path / "graph.json"
+    fresh.to_json(from_graph)
+    assert from_store.read_bytes() == from_graph.read_bytes()
+
+
+@needs_data
 def test_json_loads_back_to_the_same_graph(sg, tmp_path):
     path = tmp_path / "g.json"
     sg.to_json(path)

@@ -116,12 +116,11 @@ def build(
     from argus.errors import InputError
 
     sg = _load_graph(None, codes, corpus, link=citations, progress=True)
-    g = sg.graph
     t = sg.timings
     con = _console()
     con.print(
-        f"[bold]{len(sg.codes)}[/bold] codes, [bold]{g.number_of_nodes():,}[/bold] nodes, "
-        f"[bold]{g.number_of_edges():,}[/bold] edges ({sg.citation_report.edges:,} citation edges: "
+        f"[bold]{len(sg.codes)}[/bold] codes, [bold]{sg.number_of_nodes():,}[/bold] nodes, "
+        f"[bold]{sg.number_of_edges():,}[/bold] edges ({sg.citation_report.edges:,} citation edges: "
         f"{sg.citation_report.intra_code:,} intra-code, {sg.citation_report.cross_code:,} cross-code) "
         f"in {t.total:.1f} s (parse {t.parse:.1f}, assemble {t.assemble:.1f}, citations {t.citations:.1f})"
     )

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
@@ -23,10 +23,16 @@ from argus.statutes import parallel
 from argus.statutes.codes import CodeRegistry
 from argus.statutes.corpus import XmlSource
 from argus.statutes.model import Level, ProvisionCitation
-from argus.statutes.packed import ROOT_ID, PackedCode, add_to_graph
+from argus.statutes.packed import ROOT_ID, PackedCode  # noqa: F401 - ROOT_ID: the root node's id, for users of the graph
 from argus.statutes.parser import TOC_KINDS, CodeInfo, ParseIssue, read_code_info
-from argus.statutes.resolve import CitationLinker, CitationReport, CodeReferences, ProvisionLocator
+from argus.statutes.resolve import (
+    CitationLinker,
+    CitationReport,
+    CodeReferences,
+    ProvisionLocator,
+)
 from argus.statutes.storage import atomic_open
+from argus.statutes.store import GraphStore, StoreNodes
 from argus.statutes.writers import write_graphml, write_json
 
 FORMAT = "argus-statute-graph"
@@ -46,7 +52,6 @@ class BuildTimings:
         return self.parse + self.assemble + self.citations
 
 
-@dataclass
 class StatuteGraph:
     """The graph and its side tables.
 
@@ -54,16 +59,53 @@ class StatuteGraph:
     doppelbuchstabe), ``code``, ``label``, ``parent``, ``order``; sections carry their ``text``
     and below-§ nodes carry ``section``/``start``/``end`` offsets into it. Edges are keyed by their
     type (``contains_absatz``, ``cites_satz`` …).
+
+    A build hands over its :class:`~argus.statutes.store.GraphStore` (``store``) instead of a
+    networkx graph: ``graph`` is made from it on first use (seconds and about twice the memory for
+    the whole federal corpus), and until then :meth:`to_json` and the counts read the store, so
+    building and writing the graph never needs the networkx form.
     """
 
-    graph: nx.MultiDiGraph
-    codes: dict[str, CodeInfo]
-    sections: dict[str, dict[tuple[str, str], str]]
-    issues: list[ParseIssue] = field(default_factory=list)
-    citation_report: CitationReport = field(default_factory=CitationReport)
-    timings: BuildTimings = field(default_factory=BuildTimings)
-    _registry: CodeRegistry | None = field(default=None, repr=False)
-    _locator: ProvisionLocator | None = field(default=None, repr=False)
+    def __init__(
+        self,
+        graph: nx.MultiDiGraph | None,
+        codes: dict[str, CodeInfo],
+        sections: dict[str, dict[tuple[str, str], str]],
+        issues: list[ParseIssue] | None = None,
+        citation_report: CitationReport | None = None,
+        timings: BuildTimings | None = None,
+        *,
+        store: GraphStore | None = None,
+    ) -> None:
+        if graph is None and store is None:
+            raise ValueError("a StatuteGraph needs a graph or a build's store")
+        self._graph = graph
+        self._store = store if graph is None else None
+        self.codes = codes
+        self.sections = sections
+        self.issues = issues if issues is not None else []
+        self.citation_report = citation_report if citation_report is not None else CitationReport()
+        self.timings = timings if timings is not None else BuildTimings()
+        self._registry: CodeRegistry | None = None
+        self._locator: ProvisionLocator | None = None
+
+    def __repr__(self) -> str:
+        return f"StatuteGraph({len(self.codes)} codes, {self.number_of_nodes()} nodes, {self.number_of_edges()} edges)"
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The ``networkx.MultiDiGraph`` (made from the build's store on first use)."""
+        if self._graph is None:
+            with gc_paused(settle=True):
+                self._graph = self._store.to_networkx()
+            self._store = None
+        return self._graph
+
+    def number_of_nodes(self) -> int:
+        return self._graph.number_of_nodes() if self._graph is not None else self._store.number_of_nodes()
+
+    def number_of_edges(self) -> int:
+        return self._graph.number_of_edges() if self._graph is not None else self._store.number_of_edges()
 
     # -- lookups ------------------------------------------------------------------------------
     @property
@@ -213,7 +255,7 @@ class StatuteGraph:
                 "citation_report": self.citation_report.as_dict(),
             }
             with atomic_open(path, "wb") as fh:
-                write_json(fh, head, self.graph)
+                write_json(fh, head, self._graph if self._graph is not None else self._store)
 
     @classmethod
     def from_json(cls, path: str | Path) -> StatuteGraph:
@@ -338,16 +380,14 @@ def _header_registry(sources: list[XmlSource]) -> tuple[CodeRegistry, list[tuple
 
 
 class _Assembler:
-    """Adds packed codes to the graph in source order (the part of a build that sees every code)."""
+    """Adds packed codes to the store in source order (the part of a build that sees every code)."""
 
     def __init__(self, progress: Callable[[str], None] | None) -> None:
-        self.graph = nx.MultiDiGraph()
-        self.graph.add_node(ROOT_ID, type="root", label="Root", code="", order=-1)
+        self.store = GraphStore()
         self.codes: dict[str, CodeInfo] = {}
         self.sections: dict[str, dict[tuple[str, str], str]] = {}
         self.issues: list[ParseIssue] = []
         self.progress = progress
-        self.interned: dict[str, str] = {}  #: one string object per distinct label
 
     def add(self, name: str, result: PackedCode | list[ParseIssue]) -> bool:
         """Add one source's result; False when it is skipped (parse failure or duplicate code)."""
@@ -359,7 +399,7 @@ class _Assembler:
         info = parsed.info
         key = info.key
         codes = self.codes
-        if key in codes or info.node_id in self.graph._node:
+        if key in codes or info.node_id in self.store.index:
             self.issues.append(
                 ParseIssue(
                     name,
@@ -369,9 +409,14 @@ class _Assembler:
                 )
             )
             return False
+        if self.store.clashes(parsed):
+            self.issues.append(
+                ParseIssue(name, "duplicate_code", f"code {key} has node ids of a code loaded before; skipped", key)
+            )
+            return False
         codes[key] = info
         self.sections[key] = parsed.sections
-        add_to_graph(self.graph, result, self.interned)
+        self.store.add(parsed)
         if self.progress is not None:
             self.progress(key)
         return True
@@ -383,18 +428,20 @@ def _build(
     progress: Callable[[str], None] | None,
     workers: int,
 ) -> StatuteGraph:
-    """One build: packs from ``workers`` processes into the graph; with a registry (``job[0]``, taken
+    """One build: packs from ``workers`` processes into the store; with a registry (``job[0]``, taken
     out: the workers hold it, this process does not need it), citations.
 
     Timings are this process's wall-clock: ``parse`` is waiting for the workers (or packing here,
-    with one), ``assemble`` putting the packs into the graph, ``citations`` resolving the references
-    into other codes and adding the ``cites_*`` edges.
+    with one), ``assemble`` putting the packs into the store, ``citations`` resolving the
+    references into other codes and recording the ``cites_*`` edges.
     """
     registry, job[0] = job[0], None
     timings = BuildTimings()
     asm = _Assembler(progress)
     # this process only resolves references, it reads none: its linker needs no registry
-    linker = CitationLinker(asm.graph, None, asm.sections) if registry is not None else None
+    linker = None
+    if registry is not None:
+        linker = CitationLinker(None, asm.sections, table=StoreNodes(asm.store), edges=asm.store)
     packs = parallel.packed_sources(sources, registry, workers)
     registry = None
     #: (code key, node ids, references) of the graph's codes, in order
@@ -419,7 +466,7 @@ def _build(
         timings.assemble += time.perf_counter() - t1
     t2 = time.perf_counter()
     timings.parse = t2 - t0 - timings.assemble
-    sg = StatuteGraph(asm.graph, asm.codes, asm.sections, asm.issues, timings=timings)
+    sg = StatuteGraph(None, asm.codes, asm.sections, asm.issues, timings=timings, store=asm.store)
     if linker is not None:
         for i, (key, ids, code_refs) in enumerate(refs):
             linker.add_code(key, ids, code_refs)

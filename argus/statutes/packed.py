@@ -69,6 +69,9 @@ class CodeNodes:
         p = self._code.parents[self.ids[node]]
         return self._code.ids[p] if p >= 0 else None
 
+    def code(self, node: str) -> str:
+        return self._code.info.key  # a worker resolves nothing into other codes
+
     def children(self, node: str) -> list[str]:
         if self._children is None:
             children: dict[int, list[str]] = {}
@@ -94,24 +97,36 @@ def pack_source(source: XmlSource, registry: CodeRegistry | None) -> PackedCode 
     if registry is not None:
         key = parsed.info.key
         table = CodeNodes(parsed)
-        linker = CitationLinker(None, registry, {key: parsed.sections}, local_code=key, table=table)
+        linker = CitationLinker(registry, {key: parsed.sections}, table=table, local_code=key)
         refs = linker.read_code(parsed.layouts)
         counts = linker.report
     parsed.layouts, parsed.index, parsed.containers = [], {}, {}  # the building process needs none of them
     return PackedCode(parsed, refs, counts)
 
 
-def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, str]) -> None:
-    """Insert a pack's nodes and hierarchy edges into ``graph``.
+def add_to_graph(graph: nx.MultiDiGraph, parsed: ParsedCode, interned: dict[str, str]) -> None:
+    """Insert a parsed code's nodes and hierarchy edges into ``graph``.
 
     Goes straight to networkx's dicts (``_node``, ``_succ``, ``_pred``): the result, insertion
     order included, is what ``add_node`` and ``add_edge(parent, child, key=…, type=…)`` calls in
-    document order would make, for a fraction of the cost. The code's dicts are built apart and
-    merged with one ``dict.update`` per table: inserting node by node into graph-wide tables of a
-    million entries misses the CPU cache at every step. ``interned`` maps labels to one shared
-    string (kept across packs).
+    document order would make, for a fraction of the cost. The code's dicts are built apart
+    (:func:`code_dicts`) and merged with one ``dict.update`` per table: inserting node by node into
+    graph-wide tables of a million entries misses the CPU cache at every step. ``interned`` maps
+    labels to one shared string (kept across codes).
     """
-    parsed = pack.code
+    nodes, succ, pred, root_edge = code_dicts(parsed, interned)
+    graph._succ[ROOT_ID].update(root_edge)
+    graph._node.update(nodes)
+    graph._succ.update(succ)
+    graph._pred.update(pred)
+
+
+def code_dicts(
+    parsed: ParsedCode, interned: dict[str, str], pred: bool = True
+) -> tuple[dict[str, dict], dict[str, dict], dict[str, dict], dict[str, dict]]:
+    """networkx's dicts of one code: node attributes, successors, predecessors (empty without
+    ``pred``) and the root's successor entry for the code node, each attribute dict created once,
+    in its final size, with shared (interned) labels and offsets."""
     ids = parsed.ids
     code = parsed.info.key
     ints = _INTS
@@ -124,9 +139,9 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
     contains = _CONTAINS
     nodes: dict[str, dict] = {}
     succ: dict[str, dict] = {nid: {} for nid in ids}
-    pred: dict[str, dict] = {}
+    preds: dict[str, dict] = {}
+    root_succ: dict[str, dict] = {}
     small = zip(map(table.__getitem__, labels), map(ids.__getitem__, secs), starts, ends, flags)
-    root_succ = graph._succ[ROOT_ID]
     for i, (nid, t, p) in enumerate(zip(ids, types, parents)):
         if t < _ABSATZ:
             nodes[nid] = next(large)
@@ -169,7 +184,6 @@ def add_to_graph(graph: nx.MultiDiGraph, pack: PackedCode, interned: dict[str, s
         else:
             parent = ROOT_ID
             root_succ[nid] = keydict
-        pred[nid] = {parent: keydict}
-    graph._node.update(nodes)
-    graph._succ.update(succ)
-    graph._pred.update(pred)
+        if pred:
+            preds[nid] = {parent: keydict}
+    return nodes, succ, preds, root_succ

@@ -16,8 +16,8 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -34,6 +34,7 @@ from argus.statutes.parser import TOC_KINDS, SectionLayout
 
 if TYPE_CHECKING:
     from argus.statutes.packed import CodeNodes
+    from argus.statutes.store import GraphStore, StoreNodes
 
 _SEG = {
     Level.ABSATZ: "/abs",
@@ -54,6 +55,8 @@ _CITES_BY_TYPE = {name: cites_edge(level) for name, level in _TYPE_LEVEL.items()
 _CITES_SECTION = cites_edge(Level.SECTION)
 MAX_RANGE = 200
 _EXAMPLES = 200  #: unresolved references kept as examples
+#: A citation edge's flags, as :class:`argus.statutes.store.GraphStore` records them
+CROSS_CODE, PARTIAL, RELATIVE = 1, 2, 4
 _DESCENT = tuple(
     (lvl, lvl.type_name) for lvl in (Level.ABSATZ, Level.SATZ, Level.NUMMER, Level.BUCHSTABE, Level.DOPPELBUCHSTABE)
 )  #: (level, RefPath attribute) in the order ``descend`` walks them
@@ -137,6 +140,9 @@ class GraphNodes:
     def attrs(self, node: str) -> dict:
         """All attributes (asked of §§ only)."""
         return self._node[node]
+
+    def code(self, node: str) -> str:
+        return self._node[node]["code"]
 
     def children(self, node: str) -> list[str]:
         """Hierarchy children in document order."""
@@ -318,29 +324,29 @@ class CodeReferences:
 
 
 class CitationLinker:
-    """Reads references in every Satz and adds ``cites_*`` edges (intra- and cross-code).
+    """Reads references in every Satz and records ``cites_*`` edges (intra- and cross-code).
 
-    In a build's worker process (``local_code`` set, the ``table`` of that one code's nodes instead
-    of a graph) it resolves what stays within the code and keeps the rest for the building process:
-    :meth:`read_code` returns the code's :class:`CodeReferences`, :meth:`add_code` turns them into
-    edges there (after :meth:`resolve_deferred` for those into other codes), in the order a serial
-    :meth:`link` would have added them. Edges go into the graph as they are found.
+    In a build's worker process (``local_code`` set, the ``table`` of that one code's nodes) it
+    resolves what stays within the code and keeps the rest for the building process:
+    :meth:`read_code` returns the code's :class:`CodeReferences`. In the building process (the
+    ``table`` of the graph's store and the store as ``edges``) :meth:`add_code` turns them into
+    edges (after :meth:`resolve_deferred` for those into other codes), codes in build order and
+    each code's references in text order.
     """
 
     def __init__(
         self,
-        graph: nx.MultiDiGraph | None,
         registry: CodeRegistry | None,
         sections: dict[str, dict[tuple[str, str], str]],
         *,
+        table: GraphNodes | CodeNodes | StoreNodes,
+        edges: GraphStore | None = None,
         local_code: str | None = None,
-        table: CodeNodes | None = None,
     ) -> None:
-        self.graph = graph
         self.registry = registry
-        self.locator = ProvisionLocator(graph, sections, table=table)
-        self.table = self.locator.table
-        self.nodes = graph._node if graph is not None else None  #: the graph's attribute dicts
+        self.locator = ProvisionLocator(None, sections, table=table)
+        self.table = table
+        self.edges = edges  #: where the building process records the edges
         self.parser = ReferenceParser(registry, Style.STATUTE)
         self.report = CitationReport()
         self.local_code = local_code
@@ -349,33 +355,6 @@ class CitationLinker:
         self._capture = False  #: in :meth:`_resolve_deferred`: keep an unresolved example in ``_captured``
         self._captured: str | None = None
         self._out_examples = 0
-
-    def link(self, layouts: list[SectionLayout]) -> CitationReport:
-        """Read and resolve the references of every layout's Sätze, then add the edges."""
-        nodes = self.nodes
-        parse = self.parser.parse
-        for layout in layouts:
-            sec = nodes[layout.section_id]
-            first = reference_scan_start(layout, sec)
-            if first is None:
-                continue
-            text = sec["text"]
-            refs = parse(text, citing_code=layout.code_key, start=first)
-            if refs:
-                self.add_references(layout, text, refs)
-        return self.finish()
-
-    def add_references(self, layout: SectionLayout, text: str, refs: list[Reference]) -> None:
-        """Resolve the references read in one § (``ReferenceParser.parse`` from
-        :func:`reference_scan_start`) and collect their edges; layouts must come in build order."""
-        code_key, section_id = layout.code_key, layout.section_id
-        for ref, satz, origin in self._mentions(layout, text, refs):
-            targets = self._targets(ref, code_key, section_id, satz, origin, text)
-            if targets:
-                self._add_edges(
-                    satz, origin, text[ref.span[0] : ref.span[1]], ref.designator.kind,
-                    ref.path.top is not Level.SECTION, code_key, targets,
-                )  # fmt: skip
 
     def _mentions(self, layout: SectionLayout, text: str, refs: list[Reference]) -> Iterator[tuple[Reference, str, str]]:
         """(reference, citing Satz, origin) for each reference inside a Satz; the origin is the
@@ -422,14 +401,13 @@ class CitationLinker:
         targets: list[tuple[str, bool]],
     ) -> None:
         """The edges of one reference (designator ``kind``; ``relative`` unless it names a §)."""
-        nodes = self.nodes
+        table = self.table
         for target, complete in targets:
             if target == satz:
                 continue
-            t_attrs = nodes[target]
             self._add_edge(
-                satz, target, _CITES_BY_TYPE.get(t_attrs["type"], _CITES_SECTION), mention, origin,
-                t_attrs["code"] != code_key, complete, kind, relative,
+                satz, target, _CITES_BY_TYPE.get(table.type(target), _CITES_SECTION), mention, origin,
+                table.code(target) != code_key, complete, kind, relative,
             )  # fmt: skip
 
     def _add_edge(
@@ -444,26 +422,10 @@ class CitationLinker:
         kind: str,
         relative: bool,
     ) -> None:
-        """Add one ``cites_*`` edge to the graph, unless an earlier mention in the Satz added it.
-
-        Edges go in as they are resolved, codes in build order and each code's references in text
-        order: the graph's successor and predecessor orders are those of one pass over all."""
-        succ_u = self.graph._succ[satz]
-        keydict = succ_u.get(target)
-        if keydict is None:
-            keydict = succ_u[target] = {}
-            self.graph._pred[target][satz] = keydict
-        elif key in keydict:
+        """Record one ``cites_*`` edge, unless an earlier mention in the Satz gave it."""
+        flags = (CROSS_CODE if cross_code else 0) | (0 if complete else PARTIAL) | (RELATIVE if relative else 0)
+        if not self.edges.add_cite(satz, target, key, mention, origin, flags, kind):
             return  # the first mention of a target wins
-        keydict[key] = {
-            "type": key,
-            "mention": mention,
-            "origin": origin,
-            "cross_code": cross_code,
-            "partial": not complete,
-            "designator": kind,
-            "relative": relative,
-        }
         report = self.report
         report.edges += 1
         report.by_target[key] += 1
@@ -531,6 +493,7 @@ class CitationLinker:
     def add_code(self, code_key: str, ids: list[str], refs: CodeReferences) -> None:
         """Add a code's references (a worker's :meth:`read_code`; ``ids`` its node ids by position) in
         the building process: every code of the graph must be in it, the codes must come in build order."""
+        self.edges.begin_citing(code_key)
         examples = self.report.unresolved_examples
         add_edge = self._add_edge
         kinds, keys = list(refs.kinds), list(refs.keys)
@@ -576,7 +539,7 @@ class CitationLinker:
         satz, origin, sid, r_start, r_end, path, kind, code, d_text, d_span = deferred
         satz, origin, sid = ids[satz], ids[origin], ids[sid]
         ref = Reference((r_start, r_end), RefPath(*path), Designator(kind, code, d_text, d_span), 0, 0)
-        text = self.nodes[sid]["text"]
+        text = self.table.attrs(sid)["text"]
         self._captured = None
         self._capture = True
         try:
@@ -595,7 +558,8 @@ class CitationLinker:
         report.unknown_designators.update(other.unknown_designators)
 
     def finish(self) -> CitationReport:
-        """The report of the edges added (they are in the graph already)."""
+        """The report of the edges recorded (they are in the store already)."""
+        self.edges.finish()
         return self.report
 
     def _targets(

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import networkx as nx
 import orjson
+
+if TYPE_CHECKING:
+    from argus.statutes.store import GraphStore
 
 _BATCH = 20_000  #: nodes or edges encoded at a time
 
@@ -27,19 +30,31 @@ def _batches(items: Iterable, size: int = _BATCH) -> Iterator[list]:
         yield batch
 
 
-def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
+def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore) -> None:
     """Write ``{**head, "graph": node_link_data(graph, edges="edges")}`` as UTF-8 JSON into the
     binary file ``fh``, one batch of nodes or edges at a time. Values must be what JSON holds (str
-    keys; str, int, float, bool, None, lists and dicts of them), else ``TypeError``."""
+    keys; str, int, float, bool, None, lists and dicts of them), else ``TypeError``.
+
+    ``graph`` is a networkx graph or a build's :class:`~argus.statutes.store.GraphStore`, written
+    as the networkx graph it stands for (:meth:`~argus.statutes.store.GraphStore.to_networkx`)."""
+    if isinstance(graph, nx.Graph):
+        directed, multigraph, attrs = graph.is_directed(), graph.is_multigraph(), graph.graph
+        nodes: Iterable[tuple[Any, dict]] = graph._node.items()
+        edges: Iterable[tuple[Any, Any, Any, dict]] = (
+            (u, v, k, a) for u, nbrs in graph._succ.items() for v, keydict in nbrs.items() for k, a in keydict.items()
+        )
+    else:
+        directed, multigraph, attrs = True, True, {}
+        nodes, edges = graph.json_nodes(), graph.json_edges()
     dumps = orjson.dumps
     fh.write(memoryview(dumps(head))[:-1] if head else b"{")
     fh.write(b"," if head else b"")
     fh.write(b'"graph":{"directed":%s,"multigraph":%s,"graph":%s,"nodes":[' % (
-        dumps(graph.is_directed()), dumps(graph.is_multigraph()), dumps(graph.graph)
+        dumps(directed), dumps(multigraph), dumps(attrs)
     ))  # fmt: skip
     out = _ListWriter(fh)
     batch = out.batch
-    for n, attrs in graph._node.items():
+    for n, attrs in nodes:
         record = {**attrs, "id": n}
         if "title" in record or "text" in record:  # a code, unit or §: its words
             _fresh_strings(record, _NODE_TEXTS)
@@ -50,13 +65,11 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph) -> None:
     fh.write(b'],"edges":[')
     out = _ListWriter(fh)
     batch = out.batch
-    for u, nbrs in graph._succ.items():
-        for v, keydict in nbrs.items():
-            for k, attrs in keydict.items():
-                record = {**attrs, "source": u, "target": v, "key": k}
-                if "mention" in record:
-                    _fresh_strings(record, _EDGE_TEXTS)
-                batch.append(record)
+    for u, v, k, attrs in edges:
+        record = {**attrs, "source": u, "target": v, "key": k}
+        if "mention" in record:
+            _fresh_strings(record, _EDGE_TEXTS)
+        batch.append(record)
         if len(batch) >= _BATCH:
             out.flush()
     out.flush()
