@@ -185,3 +185,40 @@ def test_header_pass_reads_what_the_parser_reads():
             parsed.info.title,
             parsed.info.short_title,
         ), src.name
+
+
+def test_the_store_answers_node_lookups_as_the_graph_does():
+    # the building process resolves references into other codes on the store, before any graph exists
+    from argus.statutes.resolve import GraphNodes
+    from argus.statutes.store import StoreNodes
+
+    sg = build_statute_graph(subset_sources(FIVE_CODES), workers=1)
+    table = StoreNodes(sg._store)
+    assert sg.number_of_nodes() == len(table.ids)
+    graph = GraphNodes(sg.graph)
+    assert list(table.ids) == list(graph.ids)
+    for node in graph.ids:
+        assert table.type(node) == graph.type(node), node
+        assert table.parent(node) == graph.parent(node), node
+        assert table.children(node) == graph.children(node), node
+        if node != ROOT_ID:
+            assert table.code(node) == graph.code(node), node
+        if table.type(node) in ("section", "unit", "code"):
+            assert table.attrs(node) is graph.attrs(node), node
+
+
+def test_a_code_whose_node_ids_another_code_has_is_recorded_and_skipped():
+    # A second file with another code name but the AGG's norms (their doknr are node ids)
+    agg = subset_sources(["AGG"])[0].read()
+    copy = agg.replace(b"<jurabk>AGG</jurabk>", b"<jurabk>AGGKOPIE</jurabk>", 1)
+    copy = copy.replace(b'doknr="BJNR189710006"', b'doknr="BJNR999999999"', 1)
+    assert copy.count(b"AGGKOPIE") == 1 and b"BJNR999999999" in copy
+    sources = [*subset_sources(["AGG", "KSchG"]), XmlSource("agg-kopie.xml", data=copy)]
+    sg = build_statute_graph(sources, workers=1)
+    assert list(sg.codes) == ["AGG", "KSchG"]
+    clash = [i for i in sg.issues if i.source == "agg-kopie.xml"]
+    assert [i.kind for i in clash] == ["duplicate_code"] and "node ids" in clash[0].message
+    alone = build_statute_graph(subset_sources(["AGG", "KSchG"]), workers=1)
+    assert graph_digest(sg.graph) == graph_digest(alone.graph)
+    assert sg.number_of_nodes() == sg.graph.number_of_nodes()
+

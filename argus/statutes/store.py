@@ -4,7 +4,7 @@ A build (:func:`argus.statutes.graph.build_statute_graph`) does not put a millio
 networkx's dicts: it keeps each code as its worker packed it (:class:`~argus.statutes.parser.ParsedCode`:
 ids, levels, parents, labels, offsets) and the ``cites_*`` edges as columns, a tenth of the memory
 and of the time. The JSON writer reads this store directly (:meth:`GraphStore.json_nodes`,
-:meth:`GraphStore.json_edges`); the ``networkx.MultiDiGraph`` is made from it on first use
+:meth:`GraphStore.json_edges`: node-link records); the ``networkx.MultiDiGraph`` is made from it on first use
 (:meth:`GraphStore.to_networkx`), with the same nodes, edges, attributes and insertion orders
 (successors and predecessors) as adding them one by one in build order would give.
 
@@ -23,17 +23,18 @@ import networkx as nx
 from argus.statutes.model import Level
 from argus.statutes.packed import (
     _CONTAINS,
+    _INTS,
     _TYPE_OF_LEVEL,
     ROOT_ID,
     add_to_graph,
-    code_dicts,
 )
-from argus.statutes.parser import ParsedCode
+from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode
 from argus.statutes.resolve import CROSS_CODE, PARTIAL, RELATIVE
 
 #: The root node's attributes (the graph's one node above the codes)
 ROOT_ATTRS = {"type": "root", "label": "Root", "code": "", "order": -1}
 _ROOT_LEVEL = int(Level.ROOT)
+_ABSATZ = int(Level.ABSATZ)
 
 
 class GraphStore:
@@ -41,7 +42,7 @@ class GraphStore:
 
     ``index`` maps every node id to its position in the whole graph (the root is 0, then each
     code's nodes in document order); ``types`` and ``parents`` are the graph-wide columns of
-    level and parent position. ``large`` holds the attribute dicts of the root, the codes, their
+    level and parent position (-1 for the root and the codes, whose attributes name no parent). ``large`` holds the attribute dicts of the root, the codes, their
     units and §§ (the same dict objects the networkx graph will hold).
     """
 
@@ -82,7 +83,7 @@ class GraphStore:
         self.index.update(zip(ids, range(base, base + len(ids))))
         self.ids.extend(ids)
         self.types.extend(parsed.types)
-        self.parents.extend(p + base if p >= 0 else 0 for p in parsed.parents)
+        self.parents.extend(p + base if p >= 0 else -1 for p in parsed.parents)
         large = self.large
         for nid, attrs in zip(_large_ids(parsed), parsed.large):
             large[nid] = attrs
@@ -133,6 +134,7 @@ class GraphStore:
         return len(self.ids) - 1 + len(self.cite_u)
 
     def _cite_attrs(self, j: int) -> dict:
+        """A citation edge's attributes, in the order the graph holds them."""
         f = self.cite_flags[j]
         key = self.cite_key[j]
         return {
@@ -163,51 +165,103 @@ class GraphStore:
             keydict[key] = self._cite_attrs(j)
         return graph
 
-    def json_nodes(self) -> Iterator[tuple[str, dict]]:
-        """(id, attributes) of every node in the graph's order, as :meth:`to_networkx` holds them
-        (made a code at a time)."""
-        yield ROOT_ID, self.large[ROOT_ID]
-        interned: dict[str, str] = {}
+    def json_nodes(self) -> Iterator[dict]:
+        """Every node's node-link record (its attributes, then ``"id"``) in the graph's order, as
+        :meth:`to_networkx` would hold the node (made a node at a time)."""
+        yield {**self.large[ROOT_ID], "id": ROOT_ID}
+        absatz, ints = _ABSATZ, _INTS
+        n_ints = len(ints)
         for parsed in self.codes:
-            nodes, _, _, _ = code_dicts(parsed, interned, pred=False)
-            yield from nodes.items()
+            ids = parsed.ids
+            code = parsed.info.key
+            table = parsed.label_table
+            large = iter(parsed.large)
+            small = zip(parsed.labels, parsed.secs, parsed.starts, parsed.ends, parsed.flags)
+            for i, (nid, t, p) in enumerate(zip(ids, parsed.types, parsed.parents)):
+                if t < absatz:
+                    yield {**next(large), "id": nid}
+                    continue
+                label, sec, start, end, f = next(small)
+                if start < n_ints:
+                    start = ints[start]
+                if end < n_ints:
+                    end = ints[end]
+                if t == absatz:
+                    yield {
+                        "label": table[label],
+                        "printed": f & PRINTED != 0,
+                        "implicit": f & IMPLICIT != 0,
+                        "section": ids[sec],
+                        "start": start,
+                        "end": end,
+                        "repealed": f & REPEALED != 0,
+                        "type": "absatz",
+                        "code": code,
+                        "order": ints[i] if i < n_ints else i,
+                        "parent": ids[p],
+                        "id": nid,
+                    }
+                else:
+                    yield {
+                        "label": table[label],
+                        "section": ids[sec],
+                        "start": start,
+                        "end": end,
+                        "type": _TYPE_OF_LEVEL[t],
+                        "code": code,
+                        "order": ints[i] if i < n_ints else i,
+                        "parent": ids[p],
+                        "id": nid,
+                    }
 
-    def json_edges(self) -> Iterator[tuple[str, str, str, dict]]:
-        """(source, target, key, attributes) of every edge in the order networkx's adjacency of
-        :meth:`to_networkx` gives them: the root's, then each node's in the graph's order, its
-        hierarchy children first, then what its Sätze cite."""
-        contains_code = _CONTAINS[int(Level.CODE)]
-        code_edge = {"type": contains_code}
+    def _cite_record(self, j: int) -> dict:
+        f = self.cite_flags[j]
+        key = self.cite_key[j]
+        return {
+            "type": key,
+            "mention": self.cite_mention[j],
+            "origin": self.cite_origin[j],
+            "cross_code": f & CROSS_CODE != 0,
+            "partial": f & PARTIAL != 0,
+            "designator": self.cite_designator[j],
+            "relative": f & RELATIVE != 0,
+            "source": self.cite_u[j],
+            "target": self.cite_v[j],
+            "key": key,
+        }
+
+    def json_edges(self) -> Iterator[dict]:
+        """Every edge's node-link record (its attributes, then ``"source"``, ``"target"``,
+        ``"key"``) in the order networkx's adjacency of :meth:`to_networkx` gives them: the root's,
+        then each node's in the graph's order, its hierarchy children first, then what it cites."""
+        contains = _CONTAINS
+        contains_code = contains[int(Level.CODE)]
         for parsed in self.codes:
-            yield ROOT_ID, parsed.ids[0], contains_code, code_edge
+            yield {"type": contains_code, "source": ROOT_ID, "target": parsed.ids[0], "key": contains_code}
+        cite_u, cite_v = self.cite_u, self.cite_v
         for k, parsed in enumerate(self.codes):
             ids, types, parents = parsed.ids, parsed.types, parsed.parents
             lo, hi = self.cite_ranges[k]
-            cites: dict[str, dict[str, list[tuple[str, dict]]]] = {}
+            cites: dict[str, dict[str, list[int]]] = {}  #: Satz -> target -> its edges (positions)
             for j in range(lo, hi):
-                cites.setdefault(self.cite_u[j], {}).setdefault(self.cite_v[j], []).append(
-                    (self.cite_key[j], self._cite_attrs(j))
-                )
+                cites.setdefault(cite_u[j], {}).setdefault(cite_v[j], []).append(j)
             kids: list[list[int]] = [[] for _ in ids]
             for i, p in enumerate(parents):
                 if p >= 0:
                     kids[p].append(i)
             for i, u in enumerate(ids):
                 mine = cites.get(u)
-                if mine is None:
-                    for c in kids[i]:
-                        key = _CONTAINS[types[c]]
-                        yield u, ids[c], key, {"type": key}
-                    continue
                 for c in kids[i]:
                     v = ids[c]
-                    key = _CONTAINS[types[c]]
-                    yield u, v, key, {"type": key}
-                    for cite_key, attrs in mine.pop(v, ()):
-                        yield u, v, cite_key, attrs
-                for v, edges in mine.items():
-                    for cite_key, attrs in edges:
-                        yield u, v, cite_key, attrs
+                    key = contains[types[c]]
+                    yield {"type": key, "source": u, "target": v, "key": key}
+                    if mine is not None and v in mine:
+                        for j in mine.pop(v):  # a Satz that cites its own list item: one key dict
+                            yield self._cite_record(j)
+                if mine:
+                    for edges in mine.values():
+                        for j in edges:
+                            yield self._cite_record(j)
 
 
 def _large_ids(parsed: ParsedCode) -> Iterator[str]:
@@ -231,10 +285,9 @@ class StoreNodes:
         return _TYPE_OF_LEVEL[self._store.types[self.ids[node]]]
 
     def parent(self, node: str) -> str | None:
-        pos = self.ids[node]
-        if pos == 0:
-            return None
-        return self._store.ids[self._store.parents[pos]]
+        """The parent's id; None for the root and the codes (as their attributes have none)."""
+        p = self._store.parents[self.ids[node]]
+        return self._store.ids[p] if p >= 0 else None
 
     def attrs(self, node: str) -> dict:
         """All attributes (asked of §§ only)."""

@@ -39,9 +39,12 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore) -
     as the networkx graph it stands for (:meth:`~argus.statutes.store.GraphStore.to_networkx`)."""
     if isinstance(graph, nx.Graph):
         directed, multigraph, attrs = graph.is_directed(), graph.is_multigraph(), graph.graph
-        nodes: Iterable[tuple[Any, dict]] = graph._node.items()
-        edges: Iterable[tuple[Any, Any, Any, dict]] = (
-            (u, v, k, a) for u, nbrs in graph._succ.items() for v, keydict in nbrs.items() for k, a in keydict.items()
+        nodes: Iterable[dict] = ({**a, "id": n} for n, a in graph._node.items())
+        edges: Iterable[dict] = (
+            {**a, "source": u, "target": v, "key": k}
+            for u, nbrs in graph._succ.items()
+            for v, keydict in nbrs.items()
+            for k, a in keydict.items()
         )
     else:
         directed, multigraph, attrs = True, True, {}
@@ -54,8 +57,7 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore) -
     ))  # fmt: skip
     out = _ListWriter(fh)
     batch = out.batch
-    for n, attrs in nodes:
-        record = {**attrs, "id": n}
+    for record in nodes:
         if "title" in record or "text" in record:  # a code, unit or §: its words
             _fresh_strings(record, _NODE_TEXTS)
         batch.append(record)
@@ -65,8 +67,7 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore) -
     fh.write(b'],"edges":[')
     out = _ListWriter(fh)
     batch = out.batch
-    for u, v, k, attrs in edges:
-        record = {**attrs, "source": u, "target": v, "key": k}
+    for record in edges:
         if "mention" in record:
             _fresh_strings(record, _EDGE_TEXTS)
         batch.append(record)
