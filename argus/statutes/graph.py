@@ -432,8 +432,9 @@ def _build(
     out: the workers hold it, this process does not need it), citations.
 
     Timings are this process's wall-clock: ``parse`` is waiting for the workers (or packing here,
-    with one), ``assemble`` putting the packs into the store, ``citations`` resolving the
-    references into other codes and recording the ``cites_*`` edges.
+    with one), ``assemble`` putting the packs into the store, resolving references into other
+    codes and recording the ``cites_*`` edges of codes whose references are all resolved, meanwhile;
+    ``citations`` what is left of that after the last pack.
     """
     registry, job[0] = job[0], None
     timings = BuildTimings()
@@ -444,33 +445,46 @@ def _build(
         linker = CitationLinker(None, asm.sections, table=StoreNodes(asm.store), edges=asm.store)
     packs = parallel.packed_sources(sources, registry, workers)
     registry = None
-    #: (code key, node ids, references) of the graph's codes, in order
+    #: (code key, node ids, references) of the graph's codes, in order; None once their edges are in
     refs: list[tuple[str, list[str], CodeReferences] | None] = []
+    #: per entry of ``refs``: how many of its references name a code not in the graph yet
+    open_refs: list[int] = []
+    added = 0  #: ``refs[:added]`` have their edges in the store
     t0 = time.perf_counter()
-    #: references into codes not in the graph yet, by the code they name
-    waiting: dict[str, list[tuple[str, list[str], CodeReferences, int]]] = {}
+    #: references into codes not in the graph yet, by the code they name: (place in refs, reference)
+    waiting: dict[str, list[tuple[int, int]]] = {}
     for idx, result in packs:
         t1 = time.perf_counter()
         if asm.add(sources[idx].name, result) and linker is not None:
             key, ids, code_refs = result.code.info.key, result.code.ids, result.refs
             linker.merge_counts(result.counts)
+            i = len(refs)
             refs.append((key, ids, code_refs))
+            open_refs.append(0)
             # resolve references into other codes as soon as those are in the graph
             for k, named in code_refs.named_codes():
                 if named in asm.codes:
                     linker.resolve_deferred(key, ids, code_refs, k)
                 else:
-                    waiting.setdefault(named, []).append((key, ids, code_refs, k))
-            for args in waiting.pop(key, ()):
-                linker.resolve_deferred(*args)
+                    waiting.setdefault(named, []).append((i, k))
+                    open_refs[i] += 1
+            for j, k in waiting.pop(key, ()):
+                linker.resolve_deferred(*refs[j], k)
+                open_refs[j] -= 1
+            # and record the edges of codes, in build order, as soon as all their references are resolved
+            while added < len(refs) and open_refs[added] == 0:
+                linker.add_code(*refs[added])
+                refs[added] = None  # the memory goes to the next codes' edges
+                added += 1
         timings.assemble += time.perf_counter() - t1
     t2 = time.perf_counter()
     timings.parse = t2 - t0 - timings.assemble
     sg = StatuteGraph(None, asm.codes, asm.sections, asm.issues, timings=timings, store=asm.store)
     if linker is not None:
-        for i, (key, ids, code_refs) in enumerate(refs):
-            linker.add_code(key, ids, code_refs)
-            refs[i] = None  # the memory goes to the next codes' edges
+        # codes that wait for a code whose header read but whose file did not parse (the build is redone)
+        for i in range(added, len(refs)):
+            linker.add_code(*refs[i])
+            refs[i] = None
         sg.citation_report = linker.finish()
         timings.citations = time.perf_counter() - t2
     return sg
