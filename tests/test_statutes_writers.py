@@ -154,6 +154,23 @@ def test_streamed_graphml_is_what_networkx_writes(sg, tmp_path):
 
 
 @needs_data
+@pytest.mark.parametrize("node_text", [True, False])
+def test_a_build_is_written_as_graphml_from_its_store_as_from_its_networkx_graph(tmp_path, node_text):
+    # BGBEG (the EGBGB): articles holding §§ (nested texts); BGB: units several levels deep, cited
+    fresh = build_statute_graph(subset_sources(["AGG", "BGB", "BGBEG", "KSchG"]))
+    assert fresh.citation_report.cross_code > 0
+    assert any(a.get("nested") for a in fresh._store.large.values())
+    from_store = tmp_path / "store.graphml"
+    fresh.to_graphml(from_store, node_text=node_text)
+    assert fresh._graph is None, "writing the GraphML made the networkx graph"
+    assert fresh.graph is not None and fresh._store is None  # from now on, the networkx graph
+    from_graph = tmp_path / "graph.graphml"
+    fresh.to_graphml(from_graph, node_text=node_text)
+    assert from_store.read_bytes() == from_graph.read_bytes()
+    assert from_graph.read_bytes() == _whole_graphml(fresh.graph, fresh.text if node_text else None)
+
+
+@needs_data
 def test_graphml_loads_back_to_the_same_graph_with_texts(sg, tmp_path):
     path = tmp_path / "g.graphml"
     sg.to_graphml(path)

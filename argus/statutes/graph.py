@@ -33,7 +33,7 @@ from argus.statutes.resolve import (
 )
 from argus.statutes.storage import atomic_open
 from argus.statutes.store import GraphStore, StoreNodes
-from argus.statutes.writers import write_graphml, write_json
+from argus.statutes.writers import write_graphml, write_graphml_store, write_json
 
 FORMAT = "argus-statute-graph"
 FORMAT_VERSION = 1
@@ -276,9 +276,13 @@ class StatuteGraph:
 
     def to_graphml(self, path: str | Path, node_text: bool = True) -> None:
         """Write GraphML; with ``node_text`` every node gets its full ``text`` (GraphML has no spans).
-        Streamed node by node (:func:`argus.statutes.writers.write_graphml`)."""
+        Streamed node by node (:func:`argus.statutes.writers.write_graphml`); a build's graph from
+        its store, without making the networkx form (:func:`~argus.statutes.writers.write_graphml_store`)."""
         with gc_paused(), atomic_open(path, "w") as fh:
-            write_graphml(fh, self.graph, self.text if node_text else None)
+            if self._graph is None:
+                write_graphml_store(fh, self._store, node_text)
+            else:
+                write_graphml(fh, self._graph, self.text if node_text else None)
 
 
 def _fields(record: CodeInfo | ParseIssue) -> dict:

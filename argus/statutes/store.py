@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import networkx as nx
 
@@ -35,6 +36,7 @@ from argus.statutes.resolve import CROSS_CODE, PARTIAL, RELATIVE
 ROOT_ATTRS = {"type": "root", "label": "Root", "code": "", "order": -1}
 _ROOT_LEVEL = int(Level.ROOT)
 _ABSATZ = int(Level.ABSATZ)
+T = TypeVar("T")
 
 
 class GraphStore:
@@ -234,10 +236,15 @@ class GraphStore:
         """Every edge's node-link record (its attributes, then ``"source"``, ``"target"``,
         ``"key"``) in the order networkx's adjacency of :meth:`to_networkx` gives them: the root's,
         then each node's in the graph's order, its hierarchy children first, then what it cites."""
-        contains = _CONTAINS
-        contains_code = contains[int(Level.CODE)]
+        return self.edge_walk(_contains_record, self._cite_record)
+
+    def edge_walk(self, contains: Callable[[str, str, str], T], cite: Callable[[int], T]) -> Iterator[T]:
+        """Every edge in the order of :meth:`json_edges`, as ``contains(source, target, key)`` for
+        a hierarchy edge or ``cite(j)`` for the ``j``-th citation edge (its columns)."""
+        contains_of = _CONTAINS
+        contains_code = contains_of[int(Level.CODE)]
         for parsed in self.codes:
-            yield {"type": contains_code, "source": ROOT_ID, "target": parsed.ids[0], "key": contains_code}
+            yield contains(ROOT_ID, parsed.ids[0], contains_code)
         cite_u, cite_v = self.cite_u, self.cite_v
         for k, parsed in enumerate(self.codes):
             ids, types, parents = parsed.ids, parsed.types, parsed.parents
@@ -253,15 +260,18 @@ class GraphStore:
                 mine = cites.get(u)
                 for c in kids[i]:
                     v = ids[c]
-                    key = contains[types[c]]
-                    yield {"type": key, "source": u, "target": v, "key": key}
+                    yield contains(u, v, contains_of[types[c]])
                     if mine is not None and v in mine:
                         for j in mine.pop(v):  # a Satz that cites its own list item: one key dict
-                            yield self._cite_record(j)
+                            yield cite(j)
                 if mine:
                     for edges in mine.values():
                         for j in edges:
-                            yield self._cite_record(j)
+                            yield cite(j)
+
+
+def _contains_record(source: str, target: str, key: str) -> dict:
+    return {"type": key, "source": source, "target": target, "key": key}
 
 
 def _large_ids(parsed: ParsedCode) -> Iterator[str]:

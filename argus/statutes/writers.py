@@ -11,12 +11,18 @@ what ``networkx.write_graphml(…, named_key_ids=True)`` writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import IO, TYPE_CHECKING, Any
 
 import networkx as nx
 import orjson
+
+from argus.statutes.model import Level
+from argus.statutes.packed import _TYPE_OF_LEVEL
+from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode
+from argus.statutes.resolve import CROSS_CODE, PARTIAL, RELATIVE
 
 if TYPE_CHECKING:
     from argus.statutes.store import GraphStore
@@ -185,14 +191,7 @@ def write_graphml(fh: IO[str], graph: nx.MultiDiGraph, node_text: Callable[[str]
             for attrs in keydict.values():
                 for k, v in attrs.items():
                     keys.setdefault((str(k), _xml_type(v), "edge"))
-    fh.write(_GRAPHML_HEAD)
-    for name, xml_type, scope in reversed(keys):
-        a = _attr(name)
-        fh.write(f'<key id="{a}" for="{scope}" attr.name="{a}" attr.type="{xml_type}"/>\n')
-    fh.write('<graph edgedefault="directed">' if graph.is_directed() else '<graph edgedefault="undirected">')
-    for k, v in graph.graph.items():
-        if k not in ("node_default", "edge_default"):
-            fh.write(f'<data key="{_attr(str(k))}">{_text(str(v))}</data>\n')
+    _write_head(fh, keys, graph.is_directed(), graph.graph)
     for batch in _batches(graph._node.items(), 2_000):
         fh.write("".join(_element("node", f'id="{_attr(str(n))}"', attrs_of(n, a, True)) for n, a in batch))
     edges = (
@@ -209,6 +208,231 @@ def write_graphml(fh: IO[str], graph: nx.MultiDiGraph, node_text: Callable[[str]
             )
         )
     fh.write("</graph></graphml>")
+
+
+def _write_head(fh: IO[str], keys: dict[tuple[str, str, str], None], directed: bool, graph_attrs: dict) -> None:
+    """The document up to the first node: the keys (``(name, attr.type, for)`` in order of first
+    use; networkx writes them last first) and the graph's own data."""
+    fh.write(_GRAPHML_HEAD)
+    for name, xml_type, scope in reversed(keys):
+        a = _attr(name)
+        fh.write(f'<key id="{a}" for="{scope}" attr.name="{a}" attr.type="{xml_type}"/>\n')
+    fh.write('<graph edgedefault="directed">' if directed else '<graph edgedefault="undirected">')
+    for k, v in graph_attrs.items():
+        if k not in ("node_default", "edge_default"):
+            fh.write(f'<data key="{_attr(str(k))}">{_text(str(v))}</data>\n')
+
+
+_ATTR_SPECIAL = re.compile('[&<>\r"\n\t]')  #: what :func:`_attr` escapes
+_TEXT_SPECIAL = re.compile("[&<>\r]")  #: what :func:`_text` escapes
+
+
+def _a(value: str) -> str:
+    """:func:`_attr` of a string, with one scan for the common case of nothing to escape."""
+    return _attr(value) if _ATTR_SPECIAL.search(value) else value
+
+
+def _t(value: str) -> str:
+    """:func:`_text` of a string, with one scan for the common case of nothing to escape."""
+    return _text(value) if _TEXT_SPECIAL.search(value) else value
+
+
+#: The attributes of a build's small nodes (below the §), in the order the graph holds them
+_ABSATZ_KEYS = (
+    "label",
+    "printed",
+    "implicit",
+    "section",
+    "start",
+    "end",
+    "repealed",
+    "type",
+    "code",
+    "order",
+    "parent",
+)
+_BELOW_KEYS = ("label", "section", "start", "end", "type", "code", "order", "parent")
+_ABSATZ_TYPES = (str, bool, bool, str, int, int, bool, str, str, int, str)
+_BELOW_TYPES = (str, str, int, int, str, str, int, str)
+
+
+def _template(tag_head: str, tag: str, keys: tuple[str, ...]) -> str:
+    """A ``%``-format of an element whose data are ``keys`` in that order (one ``%s`` each, after
+    the ones of ``tag_head``)."""
+    data = "".join(f'  <data key="{_attr(k)}">%s</data>\n' for k in keys)
+    return f"<{tag} {tag_head}>\n{data}</{tag}>\n"
+
+
+def write_graphml_store(fh: IO[str], store: GraphStore, node_text: bool = True) -> None:
+    """Write a build's :class:`~argus.statutes.store.GraphStore` as GraphML: byte for byte what
+    :func:`write_graphml` writes of the networkx graph it stands for
+    (:meth:`~argus.statutes.store.GraphStore.to_networkx`), with ``node_text`` the text of
+    :meth:`argus.statutes.graph.StatuteGraph.text` for every node but §§, codes and the root.
+
+    The networkx graph is never made. The nodes below the § (nine in ten) and the edges have the
+    same attributes each: they are written from their columns through one format string per
+    kind, not an f-string per attribute."""
+    from argus.statutes.store import ROOT_ID
+
+    keys = _store_keys(store, node_text)
+    _write_head(fh, keys, True, {})
+    parts: list[str] = []
+    write = fh.write
+    root = store.large[ROOT_ID]
+    parts.append(_element("node", f'id="{_attr(ROOT_ID)}"', root.items()))
+    extra = ("text",) if node_text else ()
+    absatz_tpl = _template('id="%s"', "node", _ABSATZ_KEYS + extra)
+    below_tpl = _template('id="%s"', "node", _BELOW_KEYS + extra)
+    for parsed in store.codes:
+        _code_graphml(parsed, node_text, absatz_tpl, below_tpl, parts)
+        if len(parts) > 4_000:
+            write("".join(parts))
+            parts.clear()
+    write("".join(parts))
+    parts.clear()
+    contains_tpl = '<edge source="%s" target="%s" id="%s">\n  <data key="type">%s</data>\n</edge>\n'
+    cite_tpl = _template('source="%s" target="%s" id="%s"', "edge", _CITE_KEYS)
+    cite_u, cite_v, cite_key = store.cite_u, store.cite_v, store.cite_key
+    mention, origin, designator, flags = store.cite_mention, store.cite_origin, store.cite_designator, store.cite_flags
+
+    # node ids with a character to escape are rare (none in the federal corpus): one scan per code
+    ids_plain = not any(_ATTR_SPECIAL.search("".join(parsed.ids)) for parsed in store.codes)
+    a = str if ids_plain else _a
+    t = str if ids_plain else _t
+
+    def contains(u: str, v: str, key: str) -> str:
+        return contains_tpl % (a(u), a(v), key, key)
+
+    def cite(j: int) -> str:
+        f = flags[j]
+        key = cite_key[j]
+        return cite_tpl % (
+            a(cite_u[j]), a(cite_v[j]), key, key, _t(mention[j]), t(origin[j]),
+            f & CROSS_CODE != 0, f & PARTIAL != 0, _t(designator[j]), f & RELATIVE != 0,
+        )  # fmt: skip
+
+    for batch in _batches(store.edge_walk(contains, cite), 5_000):
+        write("".join(batch))
+    write("</graph></graphml>")
+
+
+#: A citation edge's attributes, in the order the graph holds them, and their types
+_CITE_KEYS = ("type", "mention", "origin", "cross_code", "partial", "designator", "relative")
+_CITE_TYPES = (str, str, str, bool, bool, str, bool)
+
+
+def _store_keys(store: GraphStore, node_text: bool) -> dict[tuple[str, str, str], None]:
+    """The GraphML keys of a store's graph in order of first use, as :func:`write_graphml` finds
+    them going through the networkx graph's nodes and edges."""
+    from argus.statutes.store import ROOT_ID
+
+    keys: dict[tuple[str, str, str], None] = {}
+    for k, v in store.large[ROOT_ID].items():
+        keys.setdefault((str(k), _xml_type(v), "node"))
+    unit, absatz = int(Level.UNIT), int(Level.ABSATZ)
+    small_seen: set[bool] = set()  #: whether the layout of Absätze / of the other small nodes is in
+    for parsed in store.codes:
+        large = iter(parsed.large)
+        for t in parsed.types:
+            if t < absatz:
+                attrs = next(large)
+                for k, v in attrs.items():
+                    keys.setdefault((str(k), _xml_type(v), "node"))
+                if node_text and t == unit:
+                    keys.setdefault(("text", "string", "node"))
+            elif (t == absatz) not in small_seen:
+                small_seen.add(t == absatz)
+                names, types = (_ABSATZ_KEYS, _ABSATZ_TYPES) if t == absatz else (_BELOW_KEYS, _BELOW_TYPES)
+                for k, tp in zip(names, types):
+                    keys.setdefault((k, _XML_TYPES[tp], "node"))
+                if node_text:
+                    keys.setdefault(("text", "string", "node"))
+    if store.codes:  # the root's edges to the codes come first
+        keys.setdefault(("type", "string", "edge"))
+    if store.cite_u:
+        for k, tp in zip(_CITE_KEYS, _CITE_TYPES):
+            keys.setdefault((k, _XML_TYPES[tp], "edge"))
+    return keys
+
+
+def _code_graphml(parsed: ParsedCode, node_text: bool, absatz_tpl: str, below_tpl: str, parts: list[str]) -> None:
+    """One code's nodes as GraphML elements, appended to ``parts``."""
+    ids, types, parents = parsed.ids, parsed.types, parsed.parents
+    unit, absatz = int(Level.UNIT), int(Level.ABSATZ)
+    type_of = _TYPE_OF_LEVEL
+    esc_ids = ids if not _ATTR_SPECIAL.search("".join(ids)) else [_attr(x) for x in ids]
+    data_ids = ids if esc_ids is ids else [_text(x) for x in ids]
+    code = _t(parsed.info.key)
+    table = [_t(label) for label in parsed.label_table]
+    large = iter(parsed.large)
+    small = zip(parsed.labels, parsed.secs, parsed.starts, parsed.ends, parsed.flags)
+    positions = [i for i, t in enumerate(types) if t < absatz]  #: of the nodes with attribute dicts
+    attrs_at = dict(zip(positions, parsed.large))
+    unit_texts = _unit_texts(types, parents, positions, attrs_at) if node_text else {}
+    sec_text = ""  #: the text of the § the small nodes that follow belong to, and whether it needs escaping
+    sec_at, sec_special = -1, False
+    for i, (t, p) in enumerate(zip(types, parents)):
+        if t < absatz:
+            attrs = next(large)
+            if t == unit and node_text:
+                value = unit_texts.get(i, "")
+                items: Iterable[tuple[str, Any]] = (
+                    ((k, value if k == "text" else v) for k, v in attrs.items())
+                    if "text" in attrs
+                    else [*attrs.items(), ("text", value)]
+                )
+            else:
+                items = attrs.items()
+            parts.append(_element("node", f'id="{esc_ids[i]}"', items))
+            continue
+        label, sec, start, end, f = next(small)
+        if node_text:
+            if sec != sec_at:
+                sec_at = sec
+                sec_text = attrs_at[sec]["text"]
+                sec_special = _TEXT_SPECIAL.search(sec_text) is not None
+            text = sec_text[start:end]
+            tail: tuple = ((_text(text) if sec_special else text),)
+        else:
+            tail = ()
+        if t == absatz:
+            parts.append(
+                absatz_tpl % (
+                    esc_ids[i], table[label], f & PRINTED != 0, f & IMPLICIT != 0, data_ids[sec], start, end,
+                    f & REPEALED != 0, "absatz", code, i, data_ids[p], *tail,
+                )
+            )  # fmt: skip
+        else:
+            parts.append(
+                below_tpl
+                % (esc_ids[i], table[label], data_ids[sec], start, end, type_of[t], code, i, data_ids[p], *tail)
+            )
+
+
+def _unit_texts(
+    types: bytearray, parents: Sequence[int], positions: list[int], attrs_at: dict[int, dict]
+) -> dict[int, str]:
+    """The text of each unit of a code (by position), as :meth:`argus.statutes.graph.StatuteGraph.text`
+    gives it: its children's texts, a nested § its own text followed by its children's.
+    ``positions`` are those of the code's nodes with attribute dicts (``attrs_at``)."""
+    unit = int(Level.UNIT)
+    kids: dict[int, list[int]] = {}
+    for i in positions:
+        p = parents[i]
+        if p >= 0:
+            kids.setdefault(p, []).append(i)
+    texts: dict[int, str] = {}
+    for i in reversed(positions):  # children before their parents
+        t = types[i]
+        if t == unit:
+            texts[i] = "\n\n".join(x for x in (texts[c] for c in kids.get(i, ())) if x)
+        elif t > unit:  # a §
+            attrs = attrs_at[i]
+            if attrs.get("nested"):
+                texts[i] = "\n\n".join([attrs["text"], *(texts[c] for c in kids.get(i, ()))])
+            else:
+                texts[i] = attrs["text"]
+    return {i: texts[i] for i in positions if types[i] == unit}
 
 
 def _xml_type(value: Any) -> str:
