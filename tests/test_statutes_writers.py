@@ -115,6 +115,86 @@ def test_json_loads_back_to_the_same_graph(sg, tmp_path):
     assert again.citation_report.as_dict() == sg.citation_report.as_dict()
 
 
+def _layout(g: nx.MultiDiGraph) -> tuple:
+    """Everything of a graph, orders included: nodes and their attributes, successors with their
+    keys and attributes, predecessors."""
+    return (
+        [(n, list(a.items())) for n, a in g._node.items()],
+        [(u, [(v, [(k, list(d.items())) for k, d in kd.items()]) for v, kd in nb.items()]) for u, nb in g._succ.items()],
+        [(v, list(nb)) for v, nb in g._pred.items()],
+        g.graph,
+    )
+
+
+def _networkx_read(path) -> nx.MultiDiGraph:
+    return nx.node_link_graph(json.loads(path.read_bytes())["graph"], directed=True, multigraph=True, edges="edges")
+
+
+@needs_data
+@pytest.mark.parametrize("batch", [300, 1 << 23])
+def test_json_is_read_back_batch_by_batch_as_networkx_reads_it(sg, tmp_path, monkeypatch, batch):
+    from argus.statutes import writers
+
+    monkeypatch.setattr(writers, "_READ_BATCH", batch)  # 300 bytes: a batch per record or two
+    path = tmp_path / "g.json"
+    sg.to_json(path)
+    head, graph = writers.read_json(path)
+    assert _layout(graph) == _layout(_networkx_read(path))
+    assert all(graph._pred[v][u] is kd for u, nb in graph._succ.items() for v, kd in nb.items())
+    assert head["format"] == FORMAT and "graph" not in head
+    # repeated strings are one object: a node's parent is the node's own id string
+    ids = {n: n for n in graph}
+    assert all(a["parent"] is ids[a["parent"]] for _, a in graph.nodes(data=True) if "parent" in a)
+
+
+@pytest.mark.parametrize("batch", [1, 1 << 23])
+def test_an_odd_graph_and_other_layouts_are_read_as_networkx_reads_them(tmp_path, monkeypatch, batch):
+    import orjson
+
+    from argus.statutes import writers
+
+    monkeypatch.setattr(writers, "_READ_BATCH", batch)
+    g = _odd_graph()
+    g.graph["name"] = "odd"
+    streamed = tmp_path / "streamed.json"
+    with streamed.open("wb") as fh:
+        write_json(fh, {"format": "x"}, g)
+    head, graph = writers.read_json(streamed)
+    assert head == {"format": "x"}
+    assert _layout(graph) == _layout(g)
+    # an edge to a node the nodes do not list (networkx adds it), in write_json's layout and in another
+    doc = {"format": "x", "graph": nx.node_link_data(g, edges="edges")}
+    doc["graph"]["edges"].append({"type": "cites_section", "source": "a&b <c>", "target": "no node", "key": "k"})
+    compact, spaced = tmp_path / "compact.json", tmp_path / "spaced.json"
+    compact.write_bytes(orjson.dumps(doc))
+    spaced.write_text(json.dumps(doc, indent=1))  # not write_json's layout: read whole
+    for path in (compact, spaced):
+        head, graph = writers.read_json(path)
+        assert head == {"format": "x"}
+        assert _layout(graph) == _layout(_networkx_read(path))
+        assert "no node" in graph and graph.number_of_edges() == g.number_of_edges() + 1
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "not a JSON statute graph"),
+        (b'{"format": "argus-statute-graph", "graph": {"nodes": [{"id": "a"}], "edges": [{"source"', "not a JSON"),
+        (b"\xff\xfe{}", "not a JSON statute graph"),
+        (b"[1, 2]", "not a JSON statute graph"),
+        (b'{"format": "argus-statute-graph", "graph": {"nodes": [], "edges": [{"target": "a"}]}}', "malformed"),
+        (b'{"format": "other", "graph": {"nodes": [], "edges": []}}', "missing format marker"),
+    ],
+)
+def test_a_file_that_is_no_graph_is_refused_with_what_is_wrong(tmp_path, content, message):
+    from argus.errors import InputError
+
+    path = tmp_path / "g.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        StatuteGraph.from_json(path)
+
+
 @needs_data
 def test_writing_json_leaves_the_graphs_strings_as_they_were(sg, tmp_path):
     # an encoder that reads a string's UTF-8 form makes CPython keep that form with the string

@@ -9,7 +9,6 @@ parses of the same XML give the same ids and a citation decodes from an id alone
 from __future__ import annotations
 
 import gc
-import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -33,7 +32,12 @@ from argus.statutes.resolve import (
 )
 from argus.statutes.storage import atomic_open
 from argus.statutes.store import GraphStore, StoreNodes
-from argus.statutes.writers import write_graphml, write_graphml_store, write_json
+from argus.statutes.writers import (
+    read_json,
+    write_graphml,
+    write_graphml_store,
+    write_json,
+)
 
 FORMAT = "argus-statute-graph"
 FORMAT_VERSION = 1
@@ -259,16 +263,20 @@ class StatuteGraph:
 
     @classmethod
     def from_json(cls, path: str | Path) -> StatuteGraph:
+        """Load a graph :meth:`to_json` wrote (read a batch of records at a time:
+        :func:`argus.statutes.writers.read_json`)."""
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise InputError(f"graph file not found: {path}") from exc
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path} is not a JSON statute graph: {exc}") from exc
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise InputError(f"{path} is not an argus statute graph (missing format marker {FORMAT!r})")
-        graph = nx.node_link_graph(data["graph"], directed=True, multigraph=True, edges="edges")
+        with gc_paused(settle=True):
+            try:
+                data, graph = read_json(path)
+            except FileNotFoundError as exc:
+                raise InputError(f"graph file not found: {path}") from exc
+            except ValueError as exc:  # not JSON, not UTF-8, no graph in it
+                raise InputError(f"{path} is not a JSON statute graph: {exc}") from exc
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise InputError(f"{path}: the graph's node-link records are malformed ({exc!r})") from exc
+            if data.get("format") != FORMAT:
+                raise InputError(f"{path} is not an argus statute graph (missing format marker {FORMAT!r})")
         codes = {c["key"]: CodeInfo(**c) for c in data["codes"]}
         sections = {code: {(k, n): sid for k, n, sid in rows} for code, rows in data["sections"].items()}
         issues = [ParseIssue(**i) for i in data.get("issues", [])]

@@ -11,16 +11,19 @@ what ``networkx.write_graphml(…, named_key_ids=True)`` writes.
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import count, islice
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import networkx as nx
 import orjson
 
 from argus.statutes.model import Level
-from argus.statutes.packed import _TYPE_OF_LEVEL
+from argus.statutes.packed import _INTS, _TYPE_OF_LEVEL
 from argus.statutes.parser import IMPLICIT, PRINTED, REPEALED, ParsedCode
 from argus.statutes.resolve import CROSS_CODE, PARTIAL, RELATIVE
 
@@ -81,6 +84,186 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore) -
             out.flush()
     out.flush()
     fh.write(b"]}}")
+
+
+def node_link_multidigraph(data: dict) -> nx.MultiDiGraph:
+    """``networkx.node_link_graph(data, directed=True, multigraph=True, edges="edges")`` of node-link
+    records as :func:`write_json` writes them (``"id"``; ``"source"``, ``"target"``, ``"key"``), made
+    in place: each record, less those fields, becomes the node's or edge's attribute dict
+    (:class:`_NodeLinkGraph`). ``data`` is consumed: its records are the graph's now."""
+    made = _NodeLinkGraph(data.get("graph", {}))
+    made.add_nodes(data.get("nodes", ()))
+    made.add_edges(data.get("edges", ()))
+    return made.graph
+
+
+class _NodeLinkGraph:
+    """A ``networkx.MultiDiGraph`` made from node-link records, in place, batch by batch.
+
+    The same graph, attribute order and insertion orders (nodes, successors, predecessors)
+    included, as ``networkx.node_link_graph`` makes by copying every record into ``add_node`` and
+    ``add_edge``, for a fraction of the time and memory. Repeated strings are shared: the
+    graph's node ids wherever a node is named (``parent``, ``section``, edge ends, ``origin``),
+    one object per distinct ``type``, ``code``, ``label``, designator or edge key, and offsets
+    from the table of small ints the build uses."""
+
+    def __init__(self, graph_attrs: dict) -> None:
+        self.graph = nx.MultiDiGraph()
+        self.graph.graph = graph_attrs
+        self.canon: dict[str, str] = {}  #: node id -> the graph's own string of it
+        self.shared: dict = {}  #: one object per distinct value of the attributes that repeat
+        self.unnamed = count()  #: networkx numbers nodes without an id
+
+    def add_nodes(self, records: Iterable[dict]) -> None:
+        node, succ, pred = self.graph._node, self.graph._succ, self.graph._pred
+        canon, shared = self.canon, self.shared
+        ints, n_ints = _INTS, len(_INTS)
+        for rec in records:
+            nid = rec.pop("id") if "id" in rec else next(self.unnamed)
+            if nid.__class__ is list:
+                nid = _to_tuple(nid)
+            for k in _SHARED_NODE_VALUES:
+                v = rec.get(k)
+                if v.__class__ is str:
+                    rec[k] = shared.setdefault(v, v)
+            for k in _NODE_IDS:
+                v = rec.get(k)
+                if v.__class__ is str:
+                    rec[k] = canon.get(v, v)
+            for k in _NODE_INTS:
+                v = rec.get(k)
+                if v.__class__ is int and 0 <= v < n_ints:
+                    rec[k] = ints[v]
+            if nid in node:  # as add_node: a node named again gets the new attributes
+                node[nid].update(rec)
+                continue
+            if nid.__class__ is str:
+                nid = canon.setdefault(nid, nid)
+            node[nid] = rec
+            succ[nid] = {}
+            pred[nid] = {}
+
+    def add_edges(self, records: Iterable[dict]) -> None:
+        node, succ, pred = self.graph._node, self.graph._succ, self.graph._pred
+        canon, shared = self.canon, self.shared
+        for rec in records:
+            u, v, key = rec.pop("source"), rec.pop("target"), rec.pop("key", None)
+            u = _to_tuple(u) if u.__class__ is list else canon.get(u, u)
+            v = _to_tuple(v) if v.__class__ is list else canon.get(v, v)
+            if key.__class__ is str:
+                key = shared.setdefault(key, key)
+            for k in _SHARED_EDGE_VALUES:
+                x = rec.get(k)
+                if x.__class__ is str:
+                    rec[k] = shared.setdefault(x, x)
+            x = rec.get("origin")
+            if x.__class__ is str:
+                rec["origin"] = canon.get(x, x)
+            for w in (u, v):
+                if w not in node:  # as add_edge: an edge's end that is no node yet becomes one
+                    node[w] = {}
+                    succ[w] = {}
+                    pred[w] = {}
+            keydict = succ[u].get(v)
+            if keydict is None:
+                keydict = succ[u][v] = {}
+                pred[v][u] = keydict
+            if key in keydict:
+                keydict[key].update(rec)
+            else:
+                keydict[key] = rec
+
+
+def read_json(path: str | Path) -> tuple[dict, nx.MultiDiGraph]:
+    """The document :func:`write_json` wrote to ``path``: its head (every key but ``"graph"``) and
+    its graph, ``networkx.node_link_graph(doc["graph"], directed=True, multigraph=True,
+    edges="edges")``.
+
+    Read from a memory map a batch of records at a time (:class:`_NodeLinkGraph`): neither the
+    file nor the whole document is ever in memory, only the graph and one batch. A document laid
+    out otherwise (not from :func:`write_json`, not a directed multigraph) is parsed whole.
+    Raises ``orjson.JSONDecodeError`` (a ``ValueError``) for text that is not JSON or not UTF-8, and
+    ``ValueError`` for a document without a ``"graph"`` object."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            raise orjson.JSONDecodeError("the file is empty", "", 0)
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            try:
+                return _read_streamed(mm)
+            except (_Layout, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+                pass  # read it whole: the same graph, or the error that says what is wrong
+            doc = orjson.loads(memoryview(mm))
+    if not isinstance(doc, dict) or not isinstance(doc.get("graph"), dict):
+        raise ValueError('not a document with a node-link graph under "graph"')
+    data = doc.pop("graph")
+    if data.get("directed", True) and data.get("multigraph", True):
+        return doc, node_link_multidigraph(data)
+    return doc, nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
+
+
+class _Layout(Exception):
+    """The document is not laid out as :func:`write_json` writes it."""
+
+
+_READ_BATCH = 1 << 23  #: bytes of records parsed at a time
+_GRAPH_KEY = b'"graph":{"directed":'
+_RECORD_SEP = b'},{"'  #: between two records: never inside a string (its quote would be escaped)
+
+
+def _read_streamed(mm: mmap.mmap) -> tuple[dict, nx.MultiDiGraph]:
+    at = mm.find(_GRAPH_KEY)
+    if at < 1 or mm[at - 1 : at] not in (b"{", b","):
+        raise _Layout
+    head = orjson.loads(mm[: at - 1] + b"}") if at > 1 else {}
+    nodes_at = mm.find(b',"nodes":[', at)
+    if nodes_at < 0:
+        raise _Layout
+    meta = orjson.loads(mm[at + 8 : nodes_at] + b"}")  # {"directed":…,"multigraph":…,"graph":{…}}
+    if meta.get("directed") is not True or meta.get("multigraph") is not True or len(meta) != 3:
+        raise _Layout
+    made = _NodeLinkGraph(meta["graph"])
+    end = _read_records(mm, nodes_at + 10, b'],"edges":[', made.add_nodes)
+    end = _read_records(mm, end + 11, b"]}}", made.add_edges)
+    if end + 3 != len(mm):
+        raise _Layout
+    return head, made.graph
+
+
+def _read_records(mm: mmap.mmap, start: int, closing: bytes, add: Callable[[list], None]) -> int:
+    """Parse the records of the JSON list that begins at ``start`` (after its ``[``) and ends with
+    ``closing``, a batch at a time, handing each batch to ``add``; where ``closing`` begins."""
+    if mm[start : start + len(closing)] == closing:
+        return start  # an empty list
+    last = b"}" + closing
+    pos = start
+    page = mmap.PAGESIZE
+    advised = 0  #: the file's pages before this have been handed back
+    while True:
+        cut = mm.find(_RECORD_SEP, pos + _READ_BATCH)
+        limit = cut if cut >= 0 else len(mm)
+        stop = mm.find(last, pos, limit + len(last))
+        if stop >= 0 and (cut < 0 or stop < cut):
+            add(orjson.loads(b"[" + mm[pos : stop + 1] + b"]"))
+            return stop + 1
+        if cut < 0:
+            raise _Layout
+        add(orjson.loads(b"[" + mm[pos : cut + 1] + b"]"))
+        done = (cut // page) * page
+        if done > advised and hasattr(mmap, "MADV_DONTNEED"):
+            mm.madvise(mmap.MADV_DONTNEED, advised, done - advised)  # pages read: out of this process
+            advised = done
+        pos = cut + 2
+
+
+def _to_tuple(x: list) -> tuple:
+    """A node id that JSON wrote as a list: the tuple it was (nested lists too, as networkx reads them)."""
+    return tuple(_to_tuple(e) if e.__class__ is list else e for e in x)
+
+
+_SHARED_NODE_VALUES = ("type", "code", "label")
+_NODE_IDS = ("parent", "section")
+_NODE_INTS = ("start", "end", "order")
+_SHARED_EDGE_VALUES = ("type", "designator")
 
 
 #: Attributes that hold the graph's non-ASCII text (most of it): written from fresh copies
