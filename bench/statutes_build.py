@@ -19,12 +19,15 @@ JSON write seconds and size, and memory:
 - ``tree_peak_pss_mb``: the peak of the summed proportional set size (PSS) of the building process
   and its helpers, sampled every 50 ms by this process until the hashing starts: what the machine
   had to hold at once (forked pages shared by several processes count once);
+- with ``--reload``: ``json_load_s`` and ``json_load_peak_rss_mb``, ``StatuteGraph.from_json`` of
+  the written JSON in a fresh process (what ``argus statutes retrieve --graph x.json`` does first);
 - ``graph_hash`` (:func:`argus.statutes.digest.graph_digest`: nodes, edges, attributes in canonical
   order) and ``layout_hash`` (:func:`~argus.statutes.digest.layout_digest`: also every order and
   the side tables).
 
     python bench/statutes_build.py                # both corpora
     python bench/statutes_build.py --corpus full --repeat 2
+    python bench/statutes_build.py --corpus full --graphml --reload
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,7 +89,7 @@ def _unpack(tmp: str) -> str:
     return tmp
 
 
-def _build(sources, out: dict, graphml: bool) -> None:
+def _build(sources, out: dict, graphml: bool, reload: bool) -> None:
     from argus.statutes.digest import graph_digest, layout_digest
     from argus.statutes.graph import build_statute_graph
 
@@ -115,7 +119,11 @@ def _build(sources, out: dict, graphml: bool) -> None:
         sg.to_json(path)
         out["json_write_s"] = round(time.perf_counter() - t0, 2)
         out["json_mb"] = round(path.stat().st_size / 1e6, 0)
-        path.unlink()
+        if reload:
+            kept = Path(tempfile.mkdtemp(prefix="statutes-bench-")) / "graph.json"
+            path.rename(kept)
+        else:
+            path.unlink()
         if graphml:
             path = Path(tmp) / "graph.graphml"
             t0 = time.perf_counter()
@@ -127,9 +135,32 @@ def _build(sources, out: dict, graphml: bool) -> None:
     print("hashing", flush=True)  # the sampler stops here: hashing is no part of the build
     out["graph_hash"] = graph_digest(sg.graph)
     out["layout_hash"] = layout_digest(sg)
+    if reload:  # in a fresh process, after the sampling: its memory is the load's alone
+        del sg
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--mode", "load", "--folder", str(kept)],
+            stdout=subprocess.PIPE, text=True, check=True,
+        )  # fmt: skip
+        out.update(json.loads(done.stdout.splitlines()[-1]))
+        shutil.rmtree(kept.parent)
 
 
-def measure(corpus: str, mode: str, graphml: bool, folder: str | None) -> dict:
+def _load_json(path: str) -> dict:
+    """``StatuteGraph.from_json`` of a written graph: seconds and this process's peak memory."""
+    from argus.statutes.graph import StatuteGraph
+
+    t0 = time.perf_counter()
+    sg = StatuteGraph.from_json(path)
+    seconds = time.perf_counter() - t0
+    assert sg.number_of_nodes() > 0
+    # VmHWM, not ru_maxrss: Linux carries the latter over an exec, so a process started by the
+    # building process would report that one's peak when it was larger
+    with open("/proc/self/status") as fh:
+        hwm = next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmHWM:"))
+    return {"json_load_s": round(seconds, 2), "json_load_peak_rss_mb": round(hwm, 0)}
+
+
+def measure(corpus: str, mode: str, graphml: bool, folder: str | None, reload: bool = False) -> dict:
     sources, t_read = _load(corpus, folder if mode == "build" else None)
     rss_before = _rss_mb()
     out = {"corpus": corpus, "mode": mode, "files": len(sources), "read_s": round(t_read, 2)}
@@ -145,7 +176,7 @@ def measure(corpus: str, mode: str, graphml: bool, folder: str | None) -> dict:
         out["seconds"] = round(time.perf_counter() - t0, 2)
         out["peak_rss_mb"] = round(_peak_mb(), 0)
     else:
-        _build(sources, out, graphml)
+        _build(sources, out, graphml, reload)
     out["rss_growth_mb"] = round(_rss_mb() - rss_before, 0)
     return out
 
@@ -178,10 +209,12 @@ def _pss_mb(pid: int) -> float:
     return 0.0
 
 
-def _run_child(corpus: str, mode: str, graphml: bool, folder: str | None) -> dict:
+def _run_child(corpus: str, mode: str, graphml: bool, folder: str | None, reload: bool) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--corpus", corpus, "--mode", mode]
     if graphml:
         cmd.append("--graphml")
+    if reload and mode == "build":
+        cmd.append("--reload")
     if folder:
         cmd += ["--folder", folder]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -214,16 +247,22 @@ def _run_child(corpus: str, mode: str, graphml: bool, folder: str | None) -> dic
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", choices=["subset", "full", "both"], default="both")
-    ap.add_argument("--mode", choices=["plain", "build"], help=argparse.SUPPRESS)
+    ap.add_argument("--mode", choices=["plain", "build", "load"], help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (the fastest is kept)")
     ap.add_argument("--graphml", action="store_true", help="also time the GraphML write")
+    ap.add_argument(
+        "--reload", action="store_true", help="also time StatuteGraph.from_json of the written JSON (a fresh process)"
+    )
     ap.add_argument(
         "--sources", choices=["memory", "files"], default="memory", help="the build gets the XML in memory, or as files"
     )
     ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.mode == "load":  # child process: --folder is the JSON file
+        print(json.dumps(_load_json(args.folder)))
+        return
     if args.mode:  # child process
-        print(json.dumps(measure(args.corpus, args.mode, args.graphml, args.folder)))
+        print(json.dumps(measure(args.corpus, args.mode, args.graphml, args.folder, args.reload)))
         return
     corpora = ["subset", "full"] if args.corpus == "both" else [args.corpus]
     rows = []
@@ -236,7 +275,7 @@ def main() -> None:
             for mode in ("plain", "build"):
                 best = None
                 for _ in range(args.repeat):
-                    res = _run_child(corpus, mode, args.graphml, folder)
+                    res = _run_child(corpus, mode, args.graphml, folder, args.reload)
                     if best is None or res["seconds"] < best["seconds"]:
                         best = res
                 results[mode] = best
