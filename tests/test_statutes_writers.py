@@ -217,6 +217,43 @@ def test_streamed_json_of_an_odd_graph(tmp_path):
     assert graph_digest(nx.node_link_graph(json.loads(out.getvalue())["graph"], edges="edges")) == graph_digest(g)
 
 
+@needs_data
+def test_a_helper_process_writes_the_edges_the_bytes_being_the_same(sg, tmp_path, monkeypatch):
+    import sys
+
+    from argus.statutes import writers
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the edge helper is forked on Linux only")
+    serial = tmp_path / "serial.json"
+    sg.to_json(serial)  # three codes: under the helper's threshold
+    finished = []
+    finish = writers._EdgeHelper.finish
+    monkeypatch.setattr(writers, "_HELPER_MIN_EDGES", 0)
+    monkeypatch.setattr(writers.threading, "active_count", lambda: 1)  # whatever threads the test runner has
+    monkeypatch.setattr(writers._EdgeHelper, "finish", lambda self, fh: finished.append(finish(self, fh)) or finished[-1])
+    helped = tmp_path / "helped.json"
+    sg.to_json(helped)
+    assert finished == [True]
+    assert helped.read_bytes() == serial.read_bytes()
+    # a helper that fails (here: an edge value JSON cannot hold): the caller writes the edges and meets the error
+    g = _odd_graph()
+    g.add_edge("empty", "a&b <c>", key="bad", tags={"x"})
+    finished.clear()
+    with pytest.raises(TypeError):
+        write_json(io.BytesIO(), {}, g)
+    assert finished == [False]
+    # this process fails while the helper runs: the helper is stopped and reaped, not left behind
+    started = []
+    start = writers._EdgeHelper.start.__func__
+    monkeypatch.setattr(writers._EdgeHelper, "start", classmethod(lambda cls, *a: started.append(start(cls, *a)) or started[-1]))
+    g = _odd_graph()
+    g.add_node("bad", tags={"x"})
+    with pytest.raises(TypeError):
+        write_json(io.BytesIO(), {}, g)
+    assert started and started[0].pid is None and started[0].spool.closed
+
+
 def test_json_refuses_a_value_json_cannot_hold():
     g = nx.MultiDiGraph()
     g.add_node("a", tags={"x"})
