@@ -120,7 +120,10 @@ def _layout(g: nx.MultiDiGraph) -> tuple:
     keys and attributes, predecessors."""
     return (
         [(n, list(a.items())) for n, a in g._node.items()],
-        [(u, [(v, [(k, list(d.items())) for k, d in kd.items()]) for v, kd in nb.items()]) for u, nb in g._succ.items()],
+        [
+            (u, [(v, [(k, list(d.items())) for k, d in kd.items()]) for v, kd in nb.items()])
+            for u, nb in g._succ.items()
+        ],
         [(v, list(nb)) for v, nb in g._pred.items()],
         g.graph,
     )
@@ -212,7 +215,9 @@ def test_streamed_json_of_an_odd_graph(tmp_path):
     g = _odd_graph()
     out = io.BytesIO()
     write_json(out, {"format": "x", "n": [1, 2]}, g)
-    expected = json.dumps({"format": "x", "n": [1, 2], "graph": nx.node_link_data(g, edges="edges")}, ensure_ascii=False)
+    expected = json.dumps(
+        {"format": "x", "n": [1, 2], "graph": nx.node_link_data(g, edges="edges")}, ensure_ascii=False
+    )
     assert json.dumps(json.loads(out.getvalue()), ensure_ascii=False) == expected
     assert graph_digest(nx.node_link_graph(json.loads(out.getvalue())["graph"], edges="edges")) == graph_digest(g)
 
@@ -231,7 +236,9 @@ def test_a_helper_process_writes_the_edges_the_bytes_being_the_same(sg, tmp_path
     finish = writers._EdgeHelper.finish
     monkeypatch.setattr(writers, "_HELPER_MIN_EDGES", 0)
     monkeypatch.setattr(writers.threading, "active_count", lambda: 1)  # whatever threads the test runner has
-    monkeypatch.setattr(writers._EdgeHelper, "finish", lambda self, fh: finished.append(finish(self, fh)) or finished[-1])
+    monkeypatch.setattr(
+        writers._EdgeHelper, "finish", lambda self, fh: finished.append(finish(self, fh)) or finished[-1]
+    )
     helped = tmp_path / "helped.json"
     sg.to_json(helped)
     assert finished == [True]
@@ -246,7 +253,9 @@ def test_a_helper_process_writes_the_edges_the_bytes_being_the_same(sg, tmp_path
     # this process fails while the helper runs: the helper is stopped and reaped, not left behind
     started = []
     start = writers._EdgeHelper.start.__func__
-    monkeypatch.setattr(writers._EdgeHelper, "start", classmethod(lambda cls, *a: started.append(start(cls, *a)) or started[-1]))
+    monkeypatch.setattr(
+        writers._EdgeHelper, "start", classmethod(lambda cls, *a: started.append(start(cls, *a)) or started[-1])
+    )
     g = _odd_graph()
     g.add_node("bad", tags={"x"})
     with pytest.raises(TypeError):
@@ -271,14 +280,29 @@ def test_streamed_graphml_is_what_networkx_writes(sg, tmp_path):
 
 
 @needs_data
-@pytest.mark.parametrize("node_text", [True, False])
-def test_a_build_is_written_as_graphml_from_its_store_as_from_its_networkx_graph(tmp_path, node_text):
+@pytest.mark.parametrize("node_text, helper", [(True, False), (False, False), (True, True)])
+def test_a_build_is_written_as_graphml_from_its_store_as_from_its_networkx_graph(
+    tmp_path, monkeypatch, node_text, helper
+):
+    import sys
+
+    from argus.statutes import writers
+
     # BGBEG (the EGBGB): articles holding §§ (nested texts); BGB: units several levels deep, cited
     fresh = build_statute_graph(subset_sources(["AGG", "BGB", "BGBEG", "KSchG"]))
     assert fresh.citation_report.cross_code > 0
     assert any(a.get("nested") for a in fresh._store.large.values())
+    finished = []
+    if helper:  # the edges written by a forked helper meanwhile
+        if not sys.platform.startswith("linux"):
+            pytest.skip("the edge helper is forked on Linux only")
+        finish = writers._EdgeHelper.finish
+        monkeypatch.setattr(writers, "_HELPER_MIN_EDGES", 0)
+        monkeypatch.setattr(writers.threading, "active_count", lambda: 1)
+        monkeypatch.setattr(writers._EdgeHelper, "finish", lambda self, fh: finished.append(finish(self, fh)) or True)
     from_store = tmp_path / "store.graphml"
     fresh.to_graphml(from_store, node_text=node_text)
+    assert finished == ([True] if helper else [])
     assert fresh._graph is None, "writing the GraphML made the networkx graph"
     assert fresh.graph is not None and fresh._store is None  # from now on, the networkx graph
     from_graph = tmp_path / "graph.graphml"

@@ -75,7 +75,11 @@ def write_json(fh: IO[bytes], head: dict, graph: nx.MultiDiGraph | GraphStore, h
     fh.write(b'"graph":{"directed":%s,"multigraph":%s,"graph":%s,"nodes":[' % (
         dumps(directed), dumps(multigraph), dumps(attrs)
     ))  # fmt: skip
-    helper = _EdgeHelper.start(edges, n_edges) if helper_allowed else None
+
+    def write_edges(spool: IO[bytes]) -> None:
+        _write_list(spool, edges, _EDGE_TEXTS, ("mention",))
+
+    helper = _EdgeHelper.start(write_edges, n_edges) if helper_allowed else None
     try:
         _write_list(fh, nodes, _NODE_TEXTS, ("title", "text"))
         fh.write(b'],"edges":[')
@@ -121,7 +125,9 @@ class _EdgeHelper:
         self.spool = spool
 
     @classmethod
-    def start(cls, edges: Iterable[dict], n_edges: int) -> _EdgeHelper | None:
+    def start(cls, write: Callable[[IO[bytes]], None], n_edges: int) -> _EdgeHelper | None:
+        """A helper that runs ``write(spool)`` (the edges into a binary temporary file), or None
+        where there is none: a small graph, not Linux, other threads, one CPU, no fork."""
         if (
             n_edges < _HELPER_MIN_EDGES
             or not sys.platform.startswith("linux")
@@ -138,7 +144,7 @@ class _EdgeHelper:
         if pid == 0:  # the helper: write, then leave without running this process's exit handlers
             code = 1
             try:
-                _write_list(spool, edges, _EDGE_TEXTS, ("mention",))
+                write(spool)
                 spool.flush()
                 code = 0
             except BaseException:  # noqa: BLE001 - reported by the exit status; the caller writes the edges itself
@@ -554,27 +560,10 @@ def write_graphml_store(fh: IO[str], store: GraphStore, node_text: bool = True) 
     kind, not an f-string per attribute."""
     from argus.statutes.store import ROOT_ID
 
-    keys = _store_keys(store, node_text)
-    _write_head(fh, keys, True, {})
-    parts: list[str] = []
-    write = fh.write
-    root = store.large[ROOT_ID]
-    parts.append(_element("node", f'id="{_attr(ROOT_ID)}"', root.items()))
-    extra = ("text",) if node_text else ()
-    absatz_tpl = _template('id="%s"', "node", _ABSATZ_KEYS + extra)
-    below_tpl = _template('id="%s"', "node", _BELOW_KEYS + extra)
-    for parsed in store.codes:
-        _code_graphml(parsed, node_text, absatz_tpl, below_tpl, parts)
-        if len(parts) > 4_000:
-            write("".join(parts))
-            parts.clear()
-    write("".join(parts))
-    parts.clear()
     contains_tpl = '<edge source="%s" target="%s" id="%s">\n  <data key="type">%s</data>\n</edge>\n'
     cite_tpl = _template('source="%s" target="%s" id="%s"', "edge", _CITE_KEYS)
     cite_u, cite_v, cite_key = store.cite_u, store.cite_v, store.cite_key
     mention, origin, designator, flags = store.cite_mention, store.cite_origin, store.cite_designator, store.cite_flags
-
     # node ids with a character to escape are rare (none in the federal corpus): one scan per code
     ids_plain = not any(_ATTR_SPECIAL.search("".join(parsed.ids)) for parsed in store.codes)
     a = str if ids_plain else _a
@@ -591,9 +580,42 @@ def write_graphml_store(fh: IO[str], store: GraphStore, node_text: bool = True) 
             f & CROSS_CODE != 0, f & PARTIAL != 0, _t(designator[j]), f & RELATIVE != 0,
         )  # fmt: skip
 
-    for batch in _batches(store.edge_walk(contains, cite), 5_000):
-        write("".join(batch))
-    write("</graph></graphml>")
+    def write_edges(write: Callable[[str], object]) -> None:
+        for batch in _batches(store.edge_walk(contains, cite), 5_000):
+            write("".join(batch))
+
+    keys = _store_keys(store, node_text)
+    _write_head(fh, keys, True, {})
+    helper = _EdgeHelper.start(lambda spool: _as_text(spool, write_edges), store.number_of_edges())
+    try:
+        parts: list[str] = []
+        write = fh.write
+        root = store.large[ROOT_ID]
+        parts.append(_element("node", f'id="{_attr(ROOT_ID)}"', root.items()))
+        extra = ("text",) if node_text else ()
+        absatz_tpl = _template('id="%s"', "node", _ABSATZ_KEYS + extra)
+        below_tpl = _template('id="%s"', "node", _BELOW_KEYS + extra)
+        for parsed in store.codes:
+            _code_graphml(parsed, node_text, absatz_tpl, below_tpl, parts)
+            if len(parts) > 4_000:
+                write("".join(parts))
+                parts.clear()
+        write("".join(parts))
+        parts.clear()
+        if helper is None or not helper.finish(fh):
+            write_edges(write)
+    finally:
+        if helper is not None:
+            helper.stop()
+    fh.write("</graph></graphml>")
+
+
+def _as_text(spool: IO[bytes], fill: Callable[[Callable[[str], object]], None]) -> None:
+    """``fill(write)`` with ``write`` writing text into the binary ``spool`` as UTF-8."""
+    text = io.TextIOWrapper(spool, encoding="utf-8")
+    fill(text.write)
+    text.flush()
+    text.detach()
 
 
 #: A citation edge's attributes, in the order the graph holds them, and their types
