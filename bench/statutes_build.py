@@ -47,10 +47,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's argus, not an installed one
 
 
-def _rss_mb() -> float:
+def _rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (``field`` of ``/proc/self/status``: ``VmHWM`` is its peak)."""
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -155,9 +156,7 @@ def _load_json(path: str) -> dict:
     assert sg.number_of_nodes() > 0
     # VmHWM, not ru_maxrss: Linux carries the latter over an exec, so a process started by the
     # building process would report that one's peak when it was larger
-    with open("/proc/self/status") as fh:
-        hwm = next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmHWM:"))
-    return {"json_load_s": round(seconds, 2), "json_load_peak_rss_mb": round(hwm, 0)}
+    return {"json_load_s": round(seconds, 2), "json_load_peak_rss_mb": round(_rss_mb("VmHWM"), 0)}
 
 
 def measure(corpus: str, mode: str, graphml: bool, folder: str | None, reload: bool = False) -> dict:
