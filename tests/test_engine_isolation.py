@@ -301,9 +301,10 @@ CRASH_CAMPAIGN = {
     },
     # whole complaints are deployed: keep each run to one small chunk on 2 cores
     "pipeline": {"limits.max_narrative_sentences": 4, "chunking.max_sentences": 8, "merge.resolver": False},
+    # short answers (as in _config): the test is about the crash, and SmolLM2 often runs to the cap
+    "models": {"reflection": {"model": "local/smollm2", "max_tokens": 300}, "defaults": {"max_tokens": 300}},
     "metric": {"weights": {"structural": 1.0, "judge": 0.0, "gold": 0.0}},
     "space": {"task_model": ["local/smollm2"], "framenet_hints": [False], "max_retries": [0], "temperature": [0.0]},
-    "models": {"reflection": "local/smollm2"},
     "budget": {"trials": 1, "max_metric_calls": 2, "seconds_per_call": 5},
     "reflection_minibatch_size": 1,
 }

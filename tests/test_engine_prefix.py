@@ -1,0 +1,69 @@
+"""The engine reuses the prompt prefix it shares with the previous completion only in whole batches,
+so an answer is bit for bit the answer of evaluating the whole prompt (``argus.engine_server``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from argus.engine_server import reusable_prefix
+
+
+def test_only_whole_batches_of_the_previous_prompt_are_kept():
+    prev = list(range(1000))
+    # shares 900 tokens: one whole batch of 256 … three
+    assert reusable_prefix(prev, 1000, prev[:900] + [-1] * 50, 256) == 768
+    assert reusable_prefix(prev, 1000, prev[:900] + [-1] * 50, 512) == 512
+    assert reusable_prefix(prev, 1000, prev[:500] + [-1] * 50, 512) == 0  # less than a batch
+    assert reusable_prefix(prev, 1000, [-1] + prev[1:], 256) == 0  # differs at the first token
+
+
+def test_the_previous_answer_and_the_last_prompt_token_are_never_kept():
+    evaluated = list(range(1100))  # a 600-token prompt, then its 500-token answer
+    assert reusable_prefix(evaluated, 600, evaluated[:1050], 256) == 512  # not into the answer
+    assert reusable_prefix(evaluated, 600, evaluated[:512], 256) == 256  # the last token is evaluated
+    assert reusable_prefix(evaluated, 600, evaluated[:513], 256) == 512
+    assert reusable_prefix(evaluated[:300], 600, evaluated[:600], 256) == 256  # what the state holds
+    assert reusable_prefix([], 0, [1, 2, 3], 256) == 0
+
+
+@pytest.mark.integration
+def test_a_reused_prefix_gives_the_logits_of_a_whole_evaluation(monkeypatch):
+    """SmolLM2 as the engine runs it: the first answer token's logits of prompt B, after prompt A
+    (same 1,000-odd-token instructions, another chunk) and its answer, equal B's evaluated alone,
+    bit for bit, and only B's tokens after the two whole batches it shares with A are evaluated."""
+    from llama_cpp import Llama
+
+    from argus import engine_server
+    from argus.lm import embedded_gguf_path
+
+    monkeypatch.setattr(Llama, "generate", Llama.generate)  # restored after the test
+    whole = Llama.generate
+    llm = Llama(model_path=str(embedded_gguf_path()), n_ctx=4096, n_threads=1, n_threads_batch=1,
+                logits_all=False, seed=0, verbose=False)  # fmt: skip
+    rules = " ".join(f"Rule {i}: every event names its actor and its date." for i in range(90))
+    a = llm.tokenize(f"Extract the events. {rules} Chunk: On March 3, 2019, Palmer hired Torres.".encode())
+    b = llm.tokenize(f"Extract the events. {rules} Chunk: Two weeks later, Palmer fired Torres.".encode())
+    assert reusable_prefix(a, len(a), b, llm.n_batch) == 1024
+
+    def answer(tokens, generate, n=1):
+        """The first ``n`` answer tokens and the logits the first was picked from."""
+        gen = generate(llm, tokens, temp=0.0)
+        first = next(gen)
+        logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).copy()
+        rest = [next(gen) for _ in range(n - 1)]
+        return [first, *rest], logits
+
+    llm.reset()
+    _, alone = answer(b, whole)
+
+    engine_server._reuse_whole_batches()
+    evaluated = []
+    whole_eval = llm.eval
+    monkeypatch.setattr(llm, "eval", lambda tokens: (evaluated.append(len(tokens)), whole_eval(tokens))[1])
+    llm.reset()
+    answer(a, Llama.generate, n=8)
+    evaluated.clear()
+    _, reused = answer(b, Llama.generate)
+    assert evaluated[0] == len(b) - 1024  # two batches were kept …
+    assert np.array_equal(reused, alone)  # … and the logits are those of the whole prompt
