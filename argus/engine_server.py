@@ -71,21 +71,15 @@ def _reuse_whole_batches() -> None:
     from llama_cpp import Llama
 
     whole = Llama.generate
-    if getattr(whole, "argus_whole_batches", False):
-        return
 
     def generate(self, tokens, *args, **kwargs):
         if kwargs.get("reset", True):
             tokens = list(tokens)
-            keep = reusable_prefix(self._input_ids, getattr(self, "_argus_prompt_len", 0), tokens, self.n_batch)
-            if keep:
-                self.n_tokens = keep  # llama-cpp-python's own prefix match then keeps exactly these
-            else:
-                self.reset()
+            kept = reusable_prefix(self._input_ids, getattr(self, "_argus_prompt_len", 0), tokens, self.n_batch)
+            self.n_tokens = kept  # 0 is ``reset``; llama-cpp-python's own prefix match then keeps no more
             self._argus_prompt_len = len(tokens)
         return whole(self, tokens, *args, **kwargs)
 
-    generate.argus_whole_batches = True
     Llama.generate = generate
 
 

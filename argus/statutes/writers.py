@@ -113,9 +113,10 @@ class _EdgeHelper:
     """A forked process that encodes the edge list into a temporary file while this one encodes
     the nodes; its file is then copied in after them (in the kernel, where it can).
 
-    On two cores the full corpus's JSON is written in about two thirds of the time. The helper reads the graph it was forked with (copy-on-write: nothing is
-    sent to it). Used on Linux only, and only when this process runs no other thread (a fork copies
-    one thread; a lock another thread held would stay held in the copy)."""
+    On two cores the full corpus's JSON is written in about two thirds of the time. The helper
+    reads the graph it was forked with (copy-on-write: nothing is sent to it). Used on Linux only,
+    and only when this process runs no other thread (a fork copies one thread; a lock another
+    thread held would stay held in the copy)."""
 
     def __init__(self, pid: int, spool: IO[bytes]) -> None:
         self.pid: int | None = pid
