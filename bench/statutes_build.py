@@ -11,7 +11,12 @@ XML is not part of the build's memory. Then, each in a fresh subprocess so peak 
   does) into a temporary folder, optionally (``--graphml``) as GraphML too, then its hashes.
 
 Printed per corpus: files, nodes, edges, citation edges, seconds per phase, build ÷ plain ratio,
-JSON write seconds and size, and memory:
+JSON write seconds and size, the CPU figures that explain the ratio, and memory:
+
+- ``cpu_s`` and ``cpu_ratio_build_to_plain``: the build's CPU seconds (the building process and its
+  helpers) and their ratio to the plain parse's: the work, however many cores did it;
+- ``two_process_speedup``: two processes each parsing every file at once, against one alone (2.0
+  on a machine that gives a full second core); build ÷ plain is about the CPU ratio divided by it;
 
 - ``peak_rss_build_mb`` / ``peak_rss_mb``: the building process's peak resident memory after the
   build / after the write too (``ru_maxrss``; it includes the XML held in memory);
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -90,13 +96,47 @@ def _unpack(tmp: str) -> str:
     return tmp
 
 
+def _cpu_s() -> float:
+    """CPU seconds (user and system) of this process and of its helpers that have ended."""
+    own, helpers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + helpers.ru_utime + helpers.ru_stime
+
+
+def _plain_parse(sources) -> None:
+    from lxml import etree
+
+    for s in sources:
+        try:
+            etree.fromstring(s.data)
+        except etree.XMLSyntaxError:
+            pass
+
+
+def _two_at_once(sources) -> float:
+    """Wall seconds for two forked processes to each parse every file at the same time."""
+    t0 = time.perf_counter()
+    pids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                _plain_parse(sources)
+            finally:
+                os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    return time.perf_counter() - t0
+
+
 def _build(sources, out: dict, graphml: bool, reload: bool) -> None:
     from argus.statutes.digest import graph_digest, layout_digest
     from argus.statutes.graph import build_statute_graph
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     sg = build_statute_graph(sources)
     out["seconds"] = round(time.perf_counter() - t0, 2)
+    out["cpu_s"] = round(_cpu_s() - c0, 2)  # the workers have ended: their time is in RUSAGE_CHILDREN
     out["peak_rss_build_mb"] = round(_peak_mb(), 0)
     t = sg.timings
     out.update(
@@ -164,16 +204,13 @@ def measure(corpus: str, mode: str, graphml: bool, folder: str | None, reload: b
     rss_before = _rss_mb()
     out = {"corpus": corpus, "mode": mode, "files": len(sources), "read_s": round(t_read, 2)}
     if mode == "plain":
-        from lxml import etree
-
-        t0 = time.perf_counter()
-        for s in sources:
-            try:
-                etree.fromstring(s.data)
-            except etree.XMLSyntaxError:
-                pass
+        t0, c0 = time.perf_counter(), _cpu_s()
+        _plain_parse(sources)
         out["seconds"] = round(time.perf_counter() - t0, 2)
+        out["cpu_s"] = round(_cpu_s() - c0, 2)
         out["peak_rss_mb"] = round(_peak_mb(), 0)
+        # how much two processes get done at once on this machine, against one alone
+        out["two_process_speedup"] = round(2 * out["seconds"] / _two_at_once(sources), 2)
     else:
         _build(sources, out, graphml, reload)
     out["rss_growth_mb"] = round(_rss_mb() - rss_before, 0)
@@ -282,6 +319,10 @@ def main() -> None:
             build["sources"] = args.sources
             build["plain_lxml_s"] = plain["seconds"]
             build["ratio_build_to_plain"] = round(build["seconds"] / plain["seconds"], 2) if plain["seconds"] else None
+            # what the build costs in CPU against the plain parse (no matter how many cores ran it),
+            # and how much of a second core this machine gave: build ÷ plain is about their quotient
+            build["cpu_ratio_build_to_plain"] = round(build["cpu_s"] / plain["cpu_s"], 2) if plain["cpu_s"] else None
+            build["two_process_speedup"] = plain["two_process_speedup"]
             rows.append(build)
     import pandas as pd
 
