@@ -79,10 +79,6 @@ class SavedContext:
     state: object
     size: int
 
-    def offer(self, n_batch: int) -> list[int]:
-        """The most of a later prompt it can keep: its prompt's whole batches."""
-        return self.evaluated[: min(self.prompt_len, len(self.evaluated)) // n_batch * n_batch]
-
 
 class SavedContexts:
     """Earlier contexts of one model, the most recently used last, at most one per first batch.
@@ -114,10 +110,11 @@ class SavedContexts:
         return best, kept
 
     def save(self, context: SavedContext, n_batch: int) -> None:
-        """Keep ``context``, unless it offers nothing, instead of any that begins with the same batch."""
-        first = context.offer(n_batch)[:n_batch]
-        if not first:
+        """Keep ``context`` instead of any that begins with the same batch, unless its prompt is less
+        than a batch (a later prompt could keep none of it)."""
+        if min(context.prompt_len, len(context.evaluated)) < n_batch:
             return
+        first = context.evaluated[:n_batch]
         self.saved = [c for c in self.saved if c.evaluated[:n_batch] != first]
         self.saved.append(context)
         while len(self.saved) > self.limit or (
