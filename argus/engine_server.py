@@ -129,7 +129,7 @@ class SavedContexts:
         return context
 
 
-def _reuse_whole_batches(limit: int = SAVED_CONTEXTS, max_bytes: int = SAVED_CONTEXT_BYTES) -> None:
+def _reuse_whole_batches() -> None:
     """Make ``Llama.generate`` (every completion goes through it) keep only :func:`reusable_prefix`
     of an earlier prompt, instead of llama-cpp-python's any shared prefix with the previous one,
     starting from the live context or from one of :class:`SavedContexts`.
@@ -150,19 +150,19 @@ def _reuse_whole_batches(limit: int = SAVED_CONTEXTS, max_bytes: int = SAVED_CON
             tokens = list(tokens)
             n_batch = self.n_batch
             prompt_len = getattr(self, "_argus_prompt_len", 0)
-            live = reusable_prefix(self._input_ids.tolist(), prompt_len, tokens, n_batch)
-            saved = self.__dict__.setdefault("_argus_saved", SavedContexts(limit, max_bytes))
+            evaluated = self._input_ids.tolist()
+            live = reusable_prefix(evaluated, prompt_len, tokens, n_batch)
+            saved = self.__dict__.setdefault("_argus_saved", SavedContexts())
             index, kept = saved.best(tokens, n_batch, live)
             restore = saved.take(index) if index >= 0 else None
-            ctx = self._ctx.ctx
-            if live < n_batch and min(prompt_len, self.n_tokens) >= n_batch:
+            if live < n_batch and min(prompt_len, len(evaluated)) >= n_batch:
                 # another program's prompt: keep this context for that program's next prompt
-                size = llama_cpp.llama_state_get_size(ctx)
+                size = llama_cpp.llama_state_get_size(self._ctx.ctx)
                 state = (ctypes.c_uint8 * size)()
-                size = llama_cpp.llama_state_get_data(ctx, state, size)
-                saved.save(SavedContext(self._input_ids.tolist(), prompt_len, state, size), n_batch)
+                size = llama_cpp.llama_state_get_data(self._ctx.ctx, state, size)
+                saved.save(SavedContext(evaluated, prompt_len, state, size), n_batch)
             if restore is not None:
-                if llama_cpp.llama_state_set_data(ctx, restore.state, restore.size) != restore.size:
+                if llama_cpp.llama_state_set_data(self._ctx.ctx, restore.state, restore.size) != restore.size:
                     raise RuntimeError("the engine could not restore a saved context")
                 self.input_ids[: len(restore.evaluated)] = restore.evaluated
             self.n_tokens = kept  # 0 is ``reset``; llama-cpp-python's own prefix match then keeps no more
