@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 SUMMARY_COLUMNS = [
-    "doc_id", "status", "sentences", "facts", "chunks", "entities", "events", "temporal_edges",
+    "doc_id", "status", "sentences", "facts", "facts_by", "chunks", "entities", "events", "temporal_edges",
     "causal_edges", "lm_calls", "tokens", "cost_usd", "seconds",
 ]
 
@@ -70,6 +70,9 @@ def summary_row(ekg: DocumentEKG, seconds: float) -> dict:
         "status": "ok",
         "sentences": len(ekg.sentences),
         "facts": sum(1 for s in ekg.sentences if s.in_narrative and s.fact),
+        # "heading": the FACTS section's sentences the gate kept; "content": no FACTS heading was
+        # found, and the gate judged every sentence of the body by what it says
+        "facts_by": "heading" if ekg.facts_section_found else "content",
         "chunks": len(ekg.chunks),
         "entities": len(ekg.graph.entities),
         "events": len(ekg.graph.events),

@@ -269,6 +269,51 @@ def read_caption(text: str, caption_end: int | None = None, body: str | None = N
     return cap
 
 
+_CASE_TITLE = re.compile(
+    r"^[ \t]*(?P<left>[A-Z][A-Z0-9 .,'’&\-]{2,160}?),?[ \t]+(?:(?P<label>PETITIONERS?|PLAINTIFFS?|APPELLANTS?)[ \t]+)?"
+    r"v\.[ \t]+(?P<right>[A-Z][A-Z0-9 .,'’&\-]{2,160}?)[ \t]*(?:,[ \t]*(?:RESPONDENTS?|DEFENDANTS?|APPELLEES?)\.?)?[ \t]*$",
+    re.M)
+_ET_AL = re.compile(r",?\s+ET\s+AL\.?$", re.I)
+
+
+def read_case_title(text: str, limit: int = 10000) -> Caption | None:
+    """The parties of a case title printed on a line of its own in capitals, as opinions and
+    briefs print it ("ABIGAIL NOEL FISHER, PETITIONER v. UNIVERSITY OF TEXAS AT AUSTIN ET AL.",
+    wrapped over two lines or not), for a text without a complaint's caption; the first such title
+    in the first ``limit`` characters that names a petitioner (or plaintiff), else the first one.
+    The side's label ("Petitioner") becomes the party's short name. None when there is none."""
+    lines = text[:limit].split("\n")
+    found = []
+    pos = 0
+    for i, line in enumerate(lines):
+        start, pos = pos, pos + len(line) + 1
+        if " v. " not in line or sum(c.islower() for c in line) > 2:
+            continue
+        joined, end = line, pos
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if nxt.strip() and sum(c.islower() for c in nxt) == 0 and not joined.rstrip().endswith("."):
+            joined, end = line + " " + nxt.strip(), pos + len(nxt) + 1
+        m = _CASE_TITLE.match(joined)
+        if m:
+            found.append((m, start, end))
+    if not found:
+        return None
+    m, start, end = next((f for f in found if f[0].group("label")), found[0])
+    cap = Caption()
+    label = (m.group("label") or "").rstrip("S").capitalize()
+    for side, group in (("plaintiff", "left"), ("defendant", "right")):
+        name = _clean_party(_ET_AL.sub("", m.group(group)))
+        span = _span_of(text, name, start, end)
+        if not name or span is None:
+            continue
+        _add(cap, side, name, span)
+        if side == "plaintiff" and label:
+            cap.plaintiffs[-1].aliases.append(label)
+    for party in cap.parties:
+        _introduce(party, text[start: start + 40000])
+    return cap if cap.parties else None
+
+
 def _add(cap: Caption, side: str, name: str, span: tuple[int, int]) -> None:
     party = CaptionParty(side=side, name=name, span=span, kind=_kind(name))
     (cap.plaintiffs if side == "plaintiff" else cap.defendants).append(party)
@@ -317,4 +362,4 @@ def _introduce(party: CaptionParty, body: str) -> None:
     party.body_name = found
 
 
-__all__ = ["Caption", "CaptionParty", "read_caption"]
+__all__ = ["Caption", "CaptionParty", "read_caption", "read_case_title"]

@@ -500,6 +500,7 @@ def _train_context_facts(out: Path, encoder: str, splits: list[str], report: boo
             "pooled": {k: round(v, 4) for k, v in cv.pooled.items()},
             "mean_fact_f1": round(cv.mean_f1, 4), "ci95": [round(v, 4) for v in cv.ci95],
             "ece": round(cv.ece, 4), "ece_uncalibrated": round(cv.ece_uncalibrated, 4),
+            "no_sections_mean_fact_f1": round(float(cv.per_document["no_sections_fact_f1"].mean()), 4),
         }
     if report and cv is not None:
         console.print(f"[bold]Leave-one-complaint-out[/bold] ({len(docs)} complaints, {sum(len(d.labels) for d in docs)} sentences; "

@@ -16,8 +16,10 @@ from pydantic import BaseModel, Field, PrivateAttr
 from argus.caption import Caption
 
 SectionKind = Literal[
-    "caption", "intro", "jurisdiction", "parties", "procedural", "facts", "count", "prayer", "other"
+    "caption", "intro", "jurisdiction", "parties", "procedural", "facts", "count", "prayer", "other", "unknown"
 ]
+"""Where a sentence stands. ``unknown``: body text under no recognized heading (a complaint without
+headings, an excerpt, a memo, an opinion), judged by what it says alone."""
 
 FactPath = Literal["classifier", "llm", "section", "none"]
 
@@ -62,6 +64,9 @@ class Document(BaseModel):
     sections: list[Section]
     sentences: list[Sentence]
     facts_section_found: bool = True
+    pleading: bool = Field(
+        default=True, description="Whether the text reads as a pleading (a caption or numbered paragraphs); an opinion, "
+        "a memo or an excerpt does not, and the fact gate keeps what its unheaded text narrates")
     narrative_ids: list[str] = Field(
         default_factory=list,
         description="Ids of the sentences that form the FACTS narrative; when no FACTS section was "

@@ -73,6 +73,7 @@ missouri montana nebraska nevada hampshire jersey mexico york carolina dakota oh
 pennsylvania rhode island tennessee texas utah vermont virginia washington wisconsin wyoming
 afghanistan iraq manhattan brooklyn
 """.split())
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
 PUBLIC_BODIES = frozenset({"EEOC", "OSHA", "NLRB", "PHRC", "NYSDHR", "KCHR", "RICHR", "DOL"})
 ROLE_WORDS = frozenset("plaintiff plaintiffs defendant defendants individual corporate".split())
 #: words that, in front of or around a name, say its legal role
@@ -128,9 +129,16 @@ class EntityCandidate:
         return [k for k in (name_key(n) for n in self.names) if k]
 
 
+#: abbreviations of citations and reporters ("Supp. App.", "Ibid.", "Juris. Statement"): no name holds them
+CITATION_WORDS = frozenset("supp app pp ibid cf arg juris cty educ univ ct".split())
+_OUTLINE = re.compile(r"^(?:[IVX]{1,4}|[A-Z])$")  # an outline mark run into the text: "II", "B"
+
+
 def _clean_run(run: str) -> str:
     run = _POSSESSIVE.sub("", run.strip(" ,.;:"))
     words = run.split()
+    while len(words) > 1 and _OUTLINE.match(words[0]) and words[1][:1].isupper():
+        words = words[1:]
     while words and words[0].lower() in STOP and words[0].lower() not in {"the"}:
         words = words[1:]
     if words and words[0].lower() == "the":
@@ -147,6 +155,8 @@ def _is_name(run: str, sentence_start: bool) -> bool:
     if not caps or _TITLES.fullmatch(run) or re.fullmatch(_TITLE, run):
         return False
     if any(re.search(r"[’'](?:m|d|re|ve|ll|t)$", w) for w in words):  # I'm, How'd
+        return False
+    if any(w.strip(".").lower() in CITATION_WORDS for w in words) or words[-1].lower() in _MONTHS:
         return False
     if words[-1] in ("Act", "Code", "Law", "Statute", "Regulations") or words[-1].lower() in NOT_NAMES \
             or any(w.lower() in NOT_NAMES for w in words if len(words) <= 2):

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from argus.errors import ConfigError
-from argus.facts import CONTEXT_FEATURES, ContextHeadFactClassifier, fact_features, fact_metrics
+from argus.facts import CONTEXT_FEATURES, ContextHeadFactClassifier, fact_features, fact_metrics, without_section
 from argus.paths import complaints_dir
 
 #: Confidence thresholds the τ curve and the fallback report look at.
@@ -99,17 +99,15 @@ def _stack(docs: list[LabeledDocument]):
     return x, y, groups
 
 
-def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded", c_grid=C_GRID, seed: int = 0,
-                       inner_folds: int = 4) -> ContextHeadFactClassifier:
-    """Fit the calibrated context head on ``docs`` (C and calibration from grouped CV inside them)."""
+def _calibrated_head(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, encoder: str, c_grid, seed: int,
+                     folds: int) -> ContextHeadFactClassifier:
+    """A logistic head on ``x``: C by grouped cross-validation, Platt calibration on its out-of-fold
+    decision values, then fitted on all rows."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
     from sklearn.model_selection import GroupKFold, cross_val_predict
 
-    x, y, groups = _stack(docs)
-    if len(set(y.tolist())) < 2:
-        raise ConfigError("training needs both Fact and Non-Fact examples")
-    cv = GroupKFold(n_splits=min(inner_folds, len(docs)))
+    cv = GroupKFold(n_splits=folds)
 
     def head(c):
         return LogisticRegression(C=c, max_iter=3000, class_weight="balanced", random_state=seed)
@@ -124,13 +122,25 @@ def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded"
     platt = LogisticRegression(C=1e4, max_iter=1000).fit(z.reshape(-1, 1), y)
     final = head(c).fit(x, y)
     return ContextHeadFactClassifier(
-        encoder=encoder,
-        weights=final.coef_[0].astype("float32"),
-        bias=float(final.intercept_[0]),
+        encoder=encoder, weights=final.coef_[0].astype("float32"), bias=float(final.intercept_[0]),
         calibration=(float(platt.coef_[0][0]), float(platt.intercept_[0])),
-        meta={"features": CONTEXT_FEATURES, "C": c, "inner_cv_fact_f1": round(float(cv_f1), 4),
-              "n_documents": len(docs), "n_examples": int(len(y)), "n_fact": int(y.sum())},
-    )
+        meta={"C": c, "inner_cv_fact_f1": round(float(cv_f1), 4), "n_examples": int(len(y)), "n_fact": int(y.sum())})
+
+
+def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded", c_grid=C_GRID, seed: int = 0,
+                       inner_folds: int = 4, section_free: bool = True) -> ContextHeadFactClassifier:
+    """Fit the calibrated context head on ``docs`` (C and calibration from grouped CV inside them),
+    and with ``section_free`` its companion on the same sentences without their sections, which
+    reads the sentences of a filing whose headings were not recognized."""
+    x, y, groups = _stack(docs)
+    if len(set(y.tolist())) < 2:
+        raise ConfigError("training needs both Fact and Non-Fact examples")
+    fit = dict(encoder=encoder, c_grid=c_grid, seed=seed, folds=min(inner_folds, len(docs)))
+    head = _calibrated_head(x, y, groups, **fit)
+    head.meta = {"features": CONTEXT_FEATURES, **head.meta, "n_documents": len(docs)}
+    if section_free:
+        head.section_free = _calibrated_head(without_section(x), y, groups, **fit)
+    return head
 
 
 def calibration_bins(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[tuple[float, float, int]]:
@@ -177,8 +187,11 @@ def cross_validate(docs: list[LabeledDocument], *, encoder: str = "embedded", se
         m = fact_metrics(held.labels.tolist(), (probs[held.doc_id] >= 0.5).astype(int).tolist())
         nar = held.narrative
         mn = fact_metrics(held.labels[nar].tolist(), (probs[held.doc_id][nar] >= 0.5).astype(int).tolist())
+        free = head.section_free.predict_features(without_section(held.features)) if head.section_free else None
+        mf = fact_metrics(held.labels.tolist(), (free >= 0.5).astype(int).tolist()) if free is not None else {"f1": float("nan")}
         rows.append({"complaint": held.doc_id, "sentences": m["n"], "fact_precision": m["precision"],
-                     "fact_recall": m["recall"], "fact_f1": m["f1"], "narrative_fact_f1": mn["f1"], "C": head.meta["C"]})
+                     "fact_recall": m["recall"], "fact_f1": m["f1"], "narrative_fact_f1": mn["f1"],
+                     "no_sections_fact_f1": mf["f1"], "C": head.meta["C"]})
     table = pd.DataFrame(rows)
     y = np.concatenate([d.labels for d in docs])
     p = np.concatenate([probs[d.doc_id] for d in docs])

@@ -37,6 +37,7 @@ from argus.embeddings import encode, is_embedded
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.paths import RESOURCES, complaints_dir
+from argus.words import WORD, is_past_verb, word_spans
 from metrics.gold import FactPRF
 
 EMBEDDED_HEAD = RESOURCES / "fact_head_minilm.json"
@@ -115,7 +116,30 @@ LEGAL_CUES = re.compile(
     r"upon information and belief|in violation of|similarly situated)\b",
     re.I,
 )
-SECTION_KINDS: tuple[str, ...] = get_args(SectionKind)
+#: The section kinds the context head reads, one-hot; "unknown" reads as none of them.
+_CITATION = re.compile(
+    r"^(?:See|Id\.|Ibid\.?|Cf\.|Accord|But\s+see|E\.\s?g\.|Pp?\.\s*\d|Ante|Post|Supra)(?!\w)"
+    r"|\b\d+\s+(?:U\.\s?S\.|F\.\s?(?:2d|3d|4th)|F\.\s?Supp\.(?:\s?[23]d)?|S\.\s?Ct\.|L\.\s?Ed\.(?:\s?2d)?),?\s+(?:at\s+)?\d"
+    r"|,\s+(?:supra|ante|post|id\.)(?:,\s+at)?(?!\w)|,\s+at\s+\d+(?:[–-]\s?\d+)?\.?$", re.I)
+
+
+def is_citation(text: str) -> bool:
+    """A sentence that cites rather than tells ("Id., at 295.", "539 U. S., at 328.", "See ante, at 5."):
+    a citation form and at most 20 words. It is never a fact."""
+    return bool(_CITATION.search(text)) and len(WORD.findall(text)) <= 20
+
+
+def narrates_event(text: str) -> bool:
+    """A sentence that tells something that happened: a past-tense verb in lower case (or first),
+    and no citation. What the gate keeps, beside the head's facts, from text that is no pleading
+    (an opinion, a memo), where litigation events are the narrative."""
+    if is_citation(text):
+        return False
+    words = word_spans(text)
+    return any(is_past_verb(w) and (i == 0 or w[0].islower()) for i, (w, _, _) in enumerate(words))
+
+
+SECTION_KINDS: tuple[str, ...] = tuple(k for k in get_args(SectionKind) if k != "unknown")
 CONTEXT_FEATURES = "sentence+neighbours+section+cues/1"
 
 
@@ -139,12 +163,21 @@ def fact_features(texts: list[str], kinds: list[str], encoder: str = "embedded",
     return np.hstack([e, before, after, kind, cue, pos]).astype("float32")
 
 
+def without_section(features: np.ndarray) -> np.ndarray:
+    """``fact_features`` rows without their section one-hot: what the section-free head reads."""
+    e = (features.shape[1] - len(SECTION_KINDS) - 2) // 3
+    return np.hstack([features[:, : 3 * e], features[:, 3 * e + len(SECTION_KINDS):]])
+
+
 @dataclass
 class ContextHeadFactClassifier(_JsonHead):
     """Calibrated logistic head on sentence, neighbour and section features (``fact_features``).
 
     ``calibration`` = (a, b): p = sigmoid(a · z + b) on the head's decision value z (Platt
-    scaling, fitted on cross-validated decision values). Stored as JSON, no pickle.
+    scaling, fitted on cross-validated decision values). ``section_free``: a second head of the
+    same kind on the features without the section (``without_section``), for sentences whose
+    section is ``unknown`` (a filing with no recognized headings, an excerpt, a memo); without it
+    such sentences read as standing in no section the head knows. Stored as JSON, no pickle.
     """
 
     encoder: str
@@ -152,6 +185,7 @@ class ContextHeadFactClassifier(_JsonHead):
     bias: float
     calibration: tuple[float, float] = (1.0, 0.0)
     meta: dict = field(default_factory=dict)
+    section_free: "ContextHeadFactClassifier | None" = None
 
     @property
     def name(self) -> str:
@@ -169,38 +203,55 @@ class ContextHeadFactClassifier(_JsonHead):
         a, b = self.calibration
         return _sigmoid(a * self.decision(features) + b)
 
+    def predict_sections(self, features: np.ndarray, kinds: list[str]) -> np.ndarray:
+        """Probabilities for feature rows whose sections are ``kinds``: the section-free head reads
+        the rows in section ``unknown`` where there is one."""
+        p = self.predict_features(features)
+        unknown = np.array([k == "unknown" for k in kinds], dtype=bool)
+        if self.section_free is not None and unknown.any():
+            p[unknown] = self.section_free.predict_features(without_section(features[unknown]))
+        return p
+
     def predict_document(self, sentences) -> np.ndarray:
         """Probabilities for a document's sentences (objects with ``text`` and ``section``), in order."""
         if not sentences:
             return np.zeros(0)
-        return self.predict_features(fact_features([s.text for s in sentences], [s.section for s in sentences], self.encoder))
+        kinds = [s.section for s in sentences]
+        return self.predict_sections(fact_features([s.text for s in sentences], kinds, self.encoder), kinds)
 
     def predict_proba(self, texts: list[str], kinds: list[str] | None = None) -> np.ndarray:
         """Texts taken as consecutive sentences of one section (``kinds`` default: the FACTS narrative)."""
         if not texts:
             return np.zeros(0)
-        return self.predict_features(fact_features(list(texts), kinds or ["facts"] * len(texts), self.encoder))
+        kinds = kinds or ["facts"] * len(texts)
+        return self.predict_sections(fact_features(list(texts), kinds, self.encoder), kinds)
+
+    def _weights_json(self) -> dict:
+        return {"dim": int(self.weights.shape[0]), "weights": [round(float(w), 7) for w in self.weights],
+                "bias": float(self.bias), "calibration": [float(self.calibration[0]), float(self.calibration[1])],
+                "meta": self.meta}
 
     def to_json(self) -> dict:
-        return {
-            "format": "argus-fact-head/2",
-            "encoder": self.encoder,
-            "features": CONTEXT_FEATURES,
-            "dim": int(self.weights.shape[0]),
-            "weights": [round(float(w), 7) for w in self.weights],
-            "bias": float(self.bias),
-            "calibration": [float(self.calibration[0]), float(self.calibration[1])],
-            "meta": self.meta,
-        }
+        out = {"format": "argus-fact-head/2", "encoder": self.encoder, "features": CONTEXT_FEATURES, **self._weights_json()}
+        if self.section_free is not None:
+            out["section_free"] = self.section_free._weights_json()
+        return out
+
+    @classmethod
+    def _from_weights(cls, encoder: str, data: dict) -> "ContextHeadFactClassifier":
+        w = _head_weights(data)
+        a, b = data.get("calibration", (1.0, 0.0))
+        return cls(encoder=encoder, weights=w, bias=float(data["bias"]), calibration=(float(a), float(b)),
+                   meta=data.get("meta", {}))
 
     @classmethod
     def from_json(cls, data: dict) -> "ContextHeadFactClassifier":
         if data.get("format") != "argus-fact-head/2" or data.get("features") != CONTEXT_FEATURES:
             raise ConfigError(f"not an argus context fact head (format 'argus-fact-head/2', features {CONTEXT_FEATURES})")
-        w = _head_weights(data)
-        a, b = data.get("calibration", (1.0, 0.0))
-        return cls(encoder=data["encoder"], weights=w, bias=float(data["bias"]), calibration=(float(a), float(b)),
-                   meta=data.get("meta", {}))
+        head = cls._from_weights(data["encoder"], data)
+        if "section_free" in data:
+            head.section_free = cls._from_weights(data["encoder"], data["section_free"])
+        return head
 
 
 class FinetunedFactClassifier:
@@ -419,7 +470,9 @@ def gate_facts(
     narrative = set(doc.narrative_ids)
     for s, p in zip(sentences, probs):
         s.fact_probability = round(float(p), 4)
-        s.fact = bool(p >= 0.5)
+        s.fact = bool(p >= 0.5) and not is_citation(s.text)
+        if s.section == "unknown" and not doc.pleading:  # an opinion, a memo: what it narrates
+            s.fact = s.fact or narrates_event(s.text)
         s.fact_path = "classifier"
     report.classified = len(sentences)
 
@@ -446,6 +499,11 @@ def gate_facts(
             report.warnings.append(
                 f"fact fallback failed for {report.llm_failures} of {report.llm_calls} batches; the classifier decided those sentences"
             )
+    if not doc.facts_section_found:
+        kept = sum(1 for s in sentences if s.fact and s.id in narrative)
+        report.warnings.append(
+            f"facts chosen by content, no FACTS heading: the gate kept {kept} of {len(narrative)} body sentences"
+            + ("" if doc.pleading else " (text that is no pleading: also every sentence that tells a past event)"))
     return doc.model_copy(update={"sentences": sentences}), report
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable
 
-from argus.caption import read_caption
+from argus.caption import read_case_title, read_caption
 from argus.documents import Document, RawDocument, Section, Sentence, SectionKind
 
 # ----------------------------------------------------------------------------- page furniture
@@ -33,16 +33,15 @@ _PAGE_HEADER = re.compile(
 )
 _PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?(?:Page\s+)?\d{1,4}(?:\s*-)?(?:\s+of\s+\d{1,4})?\s*$", re.IGNORECASE)
 _PARA_NUMBER = re.compile(r"^(\s*)(\d{1,4})\.(\s+|$)")
-_SUBHEADING = re.compile(r"^\s*(?:[A-Z]|[IVX]{1,5}|\d{1,2})\.\s+\S")
 
 # Heading keywords → section kind. Checked in order; the first match wins.
 _HEADING_RULES: list[tuple[SectionKind, re.Pattern]] = [
     ("count", re.compile(r"\b(COUNT\s+[IVXLC\d]+|CAUSE\s+OF\s+ACTION|CLAIM\s+FOR\s+RELIEF)\b", re.I)),
     ("prayer", re.compile(r"\b(PRAYER|WHEREFORE|RELIEF\s+REQUESTED|REQUEST\s+FOR\s+RELIEF|DEMAND\s+FOR\s+RELIEF)\b", re.I)),
     ("other", re.compile(r"\b(JURY\s+(TRIAL\s+)?DEMAND|DEMAND\s+FOR\s+(A\s+)?JURY|SIGNATURE|VERIFICATION|CERTIFICATE\s+OF\s+SERVICE|EXHIBITS?)\b", re.I)),
-    ("facts", re.compile(r"\b(FACTS|FACTUAL|STATEMENT\s+OF\s+(THE\s+)?CLAIMS?|ALLEGATIONS\s+COMMON)\b", re.I)),
+    ("facts", re.compile(r"\b(FACTS|FACTUAL|STATEMENT\s+OF\s+(THE\s+)?CLAIMS?|ALLEGATIONS\s+COMMON|SUBSTANTIVE\s+ALLEGATIONS)\b", re.I)),
     ("jurisdiction", re.compile(r"\b(JURISDICTION|VENUE)\b", re.I)),
-    ("procedural", re.compile(r"\b(ADMINISTRATIVE|EXHAUSTION|PROCEDURAL\s+(HISTORY|REQUIREMENTS|PREREQUISITES)|PREREQUISITES|CONDITIONS?\s+PRECEDENT|EEOC|CHARGE\s+OF\s+DISCRIMINATION)\b", re.I)),
+    ("procedural", re.compile(r"\b(ADMINISTRATIVE|EXHAUSTION|PROCEDURAL\s+(HISTORY|REQUIREMENTS|PREREQUISITES)|PREREQUISITES|CONDITIONS?\s+PRECEDENT|EEOC|CHARGE\s+OF\s+DISCRIMINATION|CLASS\s+(ACTION\s+)?ALLEGATIONS)\b", re.I)),
     ("parties", re.compile(r"\bPARTIES\b", re.I)),
     ("intro", re.compile(r"\b(NATURE\s+OF\s+(THE\s+)?(ACTION|CASE|CLAIMS?)|INTRODUCTION|PRELIMINARY\s+STATEMENT|SUMMARY\s+OF\s+(THE\s+)?(ACTION|CLAIMS?|CASE)|OVERVIEW)\b", re.I)),
 ]
@@ -252,21 +251,85 @@ def _upper_ratio(s: str) -> float:
     return sum(c.isupper() for c in letters) / len(letters)
 
 
-def _looks_like_heading(s: str) -> bool:
-    if not s or len(s) > 220 or _PARA_NUMBER.match(s):
-        return False
-    if s.endswith(")") and "  )" in s:  # caption column
-        return False
-    letters = sum(c.isalpha() for c in s)
-    if letters < 3:
-        return False
-    return _upper_ratio(s) >= 0.85 or bool(_SUBHEADING.match(s) and len(s) < 160 and not s.rstrip().endswith((".", ";", ",")))
+# Words a Title Case heading leaves in lower case ("Statement of the Facts", "Plaintiff v. Acme").
+_SMALL_WORDS = frozenset("a an the and or nor but of in on to for by at as with from into upon under v vs et al per via "
+                         "its his her their".split())
+_NUMERAL = re.compile(r"^(?:(?P<n>[IVXLC]{1,6}|[A-Z]|\d{1,2})[.)]|\((?:[A-Za-z]|\d{1,2}|[ivx]{1,4})\))\s+")
+_LETTER = re.compile(r"^[A-H][.)]\s")  # a lettered sub-heading: "A. Plaintiff's Employment"
+_RULE_LINE = re.compile(r"^[-_=*~.\s]{3,}$")  # an underline or a rule between parts
+_LETTER_SPACED = re.compile(r"^(?:[A-Za-z&][ \t]{1,4}){2,}[A-Za-z][.:]?$")  # "F A C T S", "S T A T E M E N T   O F …"
+_COLUMN_LINE = re.compile(r"\s{2,}[)§|]\s|\s{2,}[)§|]$")  # a caption's column separator
+_NOT_HEADING = re.compile(r"^(?:Dated?|Respectfully|By|/s/|s/|Tel(?:ephone)?|Phone|Fax|E-?mail|Attorneys?\s+for|"
+                          r"Counsel\s+for|Of\s+Counsel|cc|Re|From|To|Subject|Sent|Signed|Sincerely)\b", re.I)
+_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+
+
+def _title_ratio(s: str) -> float:
+    """Share of the non-small words that start with a capital (``nan``-free: 0 with no such word)."""
+    words = [w for w in _WORD.findall(s) if w.lower().rstrip(".") not in _SMALL_WORDS]
+    return sum(w[0].isupper() for w in words) / len(words) if words else 0.0
+
+
+def heading_strength(line: str, continuation: bool = False) -> int:
+    """How surely a line is (part of) a heading by its form, whatever its case or place on the line.
+
+    0: no heading (a sentence, a numbered paragraph, a caption column, a signature line);
+    1: a heading when it stands alone, a blank line or a numbered paragraph after it (Title Case
+    "Statement of Facts", a lettered "B. Plaintiff complains to HR");
+    2: a heading even when text follows on the next line (capitals, letter-spaced "F A C T S",
+    numbered "IV. Factual Allegations", a trailing colon "Statement of Claim:").
+    ``continuation``: the line continues a heading begun above (its first word may be small).
+    """
+    s = line.strip()
+    if not s or len(s) > 220 or _COLUMN_LINE.search(s) or _NOT_HEADING.match(s):
+        return 0
+    if sum(c.isalpha() for c in s) < 3:
+        return 0
+    if _LETTER_SPACED.match(s):
+        return 2
+    m = _NUMERAL.match(s)
+    if not m and s[0].isdigit():  # a street address, a statute, a date
+        return 0
+    rest = s[m.end():] if m else s
+    arabic = bool(m and (m.group("n") or "").isdigit())
+    if _upper_ratio(rest) >= 0.85 and sum(c.isalpha() for c in rest) >= 3:
+        return 0 if s.endswith((",", ";")) or (arabic and len(s) > 120) else 2
+    if s.endswith((".", ";", ",", "!", "?")) or len(_WORD.findall(rest)) > 24:
+        return 0
+    first = _WORD.search(rest)
+    title = _title_ratio(rest) >= 0.75 and first is not None and (continuation or first.group(0)[0].isupper())
+    if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
+        return 0
+    if title:
+        return 2 if (m and not arabic) or s.endswith(":") else 1
+    if m and not arabic and len(s) < 160:  # a lettered or Roman sub-heading in sentence case
+        return 1
+    return 0
+
+
+def _despace(heading: str) -> str:
+    """A letter-spaced heading as words ("F A C T S" → "FACTS"); other headings unchanged."""
+    if not _LETTER_SPACED.match(heading.strip()):
+        return heading
+    return " ".join(w.replace(" ", "").replace("\t", "") for w in re.split(r"\s{2,}", heading.strip()))
 
 
 def heading_kind(heading: str, current: SectionKind | None) -> SectionKind | None:
-    """Map a heading to a section kind; ``None`` when unrecognized."""
-    h = re.sub(r"\s+", " ", heading)
-    # A lettered sub-heading ("B. Plaintiff Complains") stays in the current section unless it names one.
+    """Map a heading to a section kind; ``None`` when unrecognized.
+
+    The heading is read in any case, letter-spaced ("F A C T S"), with its numeral ("IV.") and with
+    words that PDF extraction split ("ALLEGATI ONS"). A lettered sub-heading ("B. The EEOC Charge")
+    under the FACTS stays there unless it opens counts, the prayer or the closing parts.
+    """
+    h = _repair_split_words(re.sub(r"\s+", " ", _despace(heading)).strip())
+    h = _NUMERAL.sub("", h, count=1)
+    kind = _heading_rule(h)
+    if current == "facts" and _LETTER.match(heading.strip()) and kind not in ("count", "prayer", "other"):
+        return None
+    return kind
+
+
+def _heading_rule(h: str) -> SectionKind | None:
     head_part = re.split(r"\s[-–—:]\s|:\s", h, maxsplit=1)[0]
     for kind, rx in _HEADING_RULES:
         if rx.search(head_part):
@@ -279,6 +342,29 @@ def heading_kind(heading: str, current: SectionKind | None) -> SectionKind | Non
     return None
 
 
+def _heading_words() -> frozenset[str]:
+    words = set()
+    for _, rx in _HEADING_RULES:
+        words.update(w.lower() for w in re.findall(r"[A-Z]{3,}", rx.pattern))
+    return frozenset(words | {"background", "allegations", "substantive"})
+
+
+_HEADING_WORDS = _heading_words()
+
+
+def _repair_split_words(h: str) -> str:
+    """Join the pieces of a heading word that PDF extraction split with a space ("ALLEGATI ONS")."""
+    words = h.split(" ")
+    out: list[str] = []
+    for w in words:
+        if out and out[-1].isalpha() and w.isalpha() and (out[-1] + w).lower() in _HEADING_WORDS \
+                and not (out[-1].lower() in _HEADING_WORDS and w.lower() in _HEADING_WORDS):
+            out[-1] += w
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
 # ----------------------------------------------------------------------------- blocks
 
 
@@ -289,12 +375,13 @@ def _blocks(lines: list[_Line]) -> list[_Block]:
     do not end it.
     """
     content: list[tuple[_Line, bool, bool]] = []  # (line, after a real blank line, after a page break)
-    blank_pending = False
+    gap: list[bool] = []  # a blank line before the line, page break or not: what a heading stands alone by
+    blank_pending = any_blank = False
     furniture_since_text = False
     for ln in lines:
         s = ln.stripped
-        if not s:
-            blank_pending = True
+        if not s or _RULE_LINE.match(s):  # an underline or a rule reads as a blank line
+            blank_pending = any_blank = True
             continue
         if is_page_furniture(s):
             furniture_since_text = True
@@ -302,7 +389,8 @@ def _blocks(lines: list[_Line]) -> list[_Block]:
             continue
         # Blank lines that surround page furniture belong to the page break, not to the text.
         content.append((ln, blank_pending and not furniture_since_text, furniture_since_text))
-        blank_pending = False
+        gap.append(any_blank)
+        blank_pending = any_blank = False
         furniture_since_text = False
 
     blocks: list[_Block] = []
@@ -318,17 +406,23 @@ def _blocks(lines: list[_Line]) -> list[_Block]:
     while i < len(content):
         ln, real_blank, after_break = content[i]
         s = ln.stripped
-        next_blank = i + 1 >= len(content) or content[i + 1][1]
+        next_blank = i + 1 >= len(content) or gap[i + 1]
         starts_block = real_blank or cur is None or (after_break and _ends_sentence(cur))
-        if starts_block and _looks_like_heading(s):
+        strength = heading_strength(s) if starts_block else 0
+        if strength:
             # Gather heading continuation lines (wrapped headings) until a blank line.
             heading_lines = [ln]
             j = i + 1
-            while j < len(content) and not content[j][1] and _looks_like_heading(content[j][0].stripped) and not _PARA_NUMBER.match(content[j][0].text):
+            while j < len(content) and not content[j][1] and heading_strength(content[j][0].stripped, continuation=True) \
+                    and not _PARA_NUMBER.match(content[j][0].text):
                 heading_lines.append(content[j][0])
                 j += 1
-            block_ends = j >= len(content) or content[j][1] or _PARA_NUMBER.match(content[j][0].text)
-            if block_ends or next_blank:
+            after = content[j][0].stripped if j < len(content) else ""
+            block_ends = j >= len(content) or gap[j] or _PARA_NUMBER.match(content[j][0].text)
+            # a strong heading may run straight into its first paragraph (text taken from a PDF)
+            runs_on = strength == 2 and len(heading_lines) == 1 and (len(s) <= 60 or s.endswith(":")) \
+                and bool(re.match(r"[\"“(\[]?[A-Z0-9]", after))
+            if block_ends or next_blank or runs_on:
                 flush()
                 text = " ".join(h.stripped for h in heading_lines)
                 blocks.append(_Block("heading", heading=text, span=(heading_lines[0].start, heading_lines[-1].end)))
@@ -385,6 +479,45 @@ def _clean_paragraph(p: _Paragraph, original: str) -> CleanText:
     return CleanText("".join(chars), offs)
 
 
+_TITLE_LINE = re.compile(r"^(?:(?:CIVIL|CLASS)\s+ACTION\s+)?(?:(?:FIRST|SECOND|THIRD)\s+)?(?:VERIFIED\s+|AMENDED\s+)*"
+                         r"(?:COMPLAINT|PETITION)\b", re.I)
+_PREAMBLE = re.compile(r"\b(?:alleges?|avers?|states?|complains?)\b[^.]{0,120}?\b(?:as\s+follows|upon\s+(?:personal\s+)?"
+                       r"knowledge|on\s+information\s+and\s+belief)", re.I)
+_CAPTION_CUES = (
+    re.compile(r"\b(?:DISTRICT|SUPERIOR|SUPREME|CIRCUIT|COUNTY)\s+COURT\b|\bCOURT\s+OF\b", re.I),
+    re.compile(r"^\s*(?:v\.?|vs\.?|versus|-\s*against\s*-)\s*$|\S\s+v\.\s+\S", re.I | re.M),
+    re.compile(r"(?:^|\s)(?:Plaintiffs?|Defendants?|Petitioners?|Respondents?)[.,;]?\s*(?:\)|$)", re.I | re.M),
+    re.compile(r"\b(?:Case|Civil\s+Action|Docket|Index|Cause)\s*(?:No|Number|#)|\b\d{1,2}:\d{2}-?[a-z]{2}-?\d{3,6}", re.I),
+)
+
+
+def _caption_end(blocks: list[_Block], text: str) -> int:
+    """Index of the first block of the body; 0 when the text opens with no caption.
+
+    The caption ends at the title ("COMPLAINT AND JURY DEMAND", on a line of its own), the first
+    numbered paragraph, the preamble ("Plaintiff …, by counsel, alleges as follows") or the first
+    recognized heading, whichever comes first, and only when what precedes reads as a caption
+    (at least two of: a court, "v.", a party label, a case number).
+    """
+    end = None
+    for k, b in enumerate(blocks):
+        if b.kind == "heading":
+            if _TITLE_LINE.match(_despace(b.heading)):
+                end = k + 1
+                break
+            if heading_kind(b.heading, None) is not None:
+                end = k
+                break
+        elif b.paragraph is not None and (b.paragraph.number is not None or _PREAMBLE.search(
+                " ".join(ln.stripped for ln in b.paragraph.lines[:4]))):
+            end = k
+            break
+    if not end:
+        return 0
+    opening = text[: blocks[end].span[0] if end < len(blocks) else len(text)]
+    return end if sum(bool(rx.search(opening)) for rx in _CAPTION_CUES) >= 2 else 0
+
+
 # ----------------------------------------------------------------------------- public API
 
 
@@ -400,21 +533,10 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
     blocks = _blocks(_lines(text))
     warnings = list(raw.warnings)
 
-    # The caption ends at the first recognized top-level heading, or at the first numbered paragraph.
-    first_body = None
-    for k, b in enumerate(blocks):
-        if b.kind == "heading" and heading_kind(b.heading, None) not in (None,):
-            first_body = k
-            break
-        if b.kind == "paragraph" and b.paragraph and b.paragraph.number is not None:
-            first_body = k
-            break
-    if first_body is None:
-        first_body = 0
-
+    first_body = _caption_end(blocks, text)
     sections: list[Section] = []
     sentences: list[Sentence] = []
-    current: SectionKind = "caption" if first_body > 0 else "intro"
+    current: SectionKind = "unknown"
     current_heading = ""
     sec_start = 0
     saw_heading = False
@@ -433,14 +555,12 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         if k < first_body:
             continue
         if b.kind == "heading":
-            kind = heading_kind(b.heading, current)
-            if kind is None:
-                # Unrecognized: a sub-heading of the current section (e.g. "A. The Harassment Begins").
-                kind = current if current != "caption" else "other"
+            # Unrecognized: a sub-heading of the current section (e.g. "A. The Harassment Begins").
+            kind = heading_kind(b.heading, current) or current
             saw_heading = True
             open_section(kind, b.heading, b.span[0])
             continue
-        if not sections:
+        if not sections or sections[-1].kind == "caption":  # body text before any heading
             open_section(current, current_heading, b.span[0])
         para = b.paragraph
         assert para is not None
@@ -472,9 +592,11 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         excluded = {"caption", "jurisdiction", "procedural", "count", "prayer", "other"}
         facts = [s.id for s in sentences if s.section not in excluded] or [s.id for s in sentences]
         warnings.append(
-            "no FACTS section detected (no heading like 'FACTUAL ALLEGATIONS', 'STATEMENT OF FACTS' or "
-            f"'FACTS'); falling back to the body: {len(facts)} of {len(sentences)} sentences"
-            + ("" if saw_heading else " (no section headings found at all)")
+            "no FACTS heading found (like 'FACTUAL ALLEGATIONS', 'STATEMENT OF FACTS', 'Statement of Claim'"
+            + ("" if saw_heading else "; no section headings at all")
+            + f"): the fact gate reads all {len(facts)} body sentences"
+            + (f" of {len(sentences)}" if len(facts) != len(sentences) else "")
+            + " by what each one says"
         )
     suspicious = find_injection_sentences(sentences)
     if suspicious:
@@ -483,7 +605,8 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
             f"complaint content only: {', '.join(suspicious[:20])}"
         )
     caption_end = next((s.span[0] for s in sections if s.kind != "caption"), None) if sections else None
-    caption = read_caption(text, caption_end) if sections and sections[0].kind == "caption" else None
+    # no caption: an opinion or a brief still names its parties in its case title
+    caption = read_caption(text, caption_end) if sections and sections[0].kind == "caption" else read_case_title(text)
     if caption is not None:
         warnings.extend(caption.notes)
     return Document(
@@ -493,6 +616,7 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         sections=sections,
         sentences=sentences,
         facts_section_found=found,
+        pleading=first_body > 0 or sum(b.paragraph is not None and b.paragraph.number is not None for b in blocks) >= 3,
         narrative_ids=facts,
         warnings=warnings,
         metadata=dict(raw.metadata),

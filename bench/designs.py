@@ -141,7 +141,7 @@ def _score(out: Path, folder: str) -> dict:
     ekg = load_ekg(f)
     sc = score_document(ekg, load_gold(folder), tiers=("exact", "relaxed"))
     return {"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
-            "exact_events_f1": sc["exact_events_f1"],
+            "exact_events_f1": sc["exact_events_f1"], "fact_f1": sc["fact_f1"],
             "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
             "seconds": round(sum(s.seconds for s in ekg.stages), 2),
             "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from argus.documents import RawDocument
-from argus.preprocess import SEGMENTERS, heading_kind, is_page_furniture, preprocess
+from argus.preprocess import SEGMENTERS, heading_kind, heading_strength, is_page_furniture, preprocess
 from tests.conftest import DEMO, gold_sentences, load_gold, needs_data
 
 
@@ -111,7 +111,7 @@ def test_no_facts_heading_falls_back_to_the_body_with_a_warning():
     text = "JURISDICTION\n\n1.     This Court has jurisdiction.\n\n2.     On May 1, 2020, Acme fired Jane Roe. She had complained a week earlier.\n"
     doc = preprocess(RawDocument(doc_id="x", text=text, source="x"))
     assert not doc.facts_section_found
-    assert any("no FACTS section" in w for w in doc.warnings)
+    assert any("no FACTS heading" in w for w in doc.warnings)
     assert doc.narrative_ids  # the body is used
 
 
@@ -131,3 +131,97 @@ def test_every_segmenter_returns_ordered_spans(name):
     spans = SEGMENTERS[name](text)
     assert spans and all(a < b for a, b in spans)
     assert all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
+
+
+# ----------------------------------------------------------------------------- headings by layout
+
+
+@pytest.mark.parametrize("line", [
+    "STATEMENT OF FACTS", "Statement of Facts", "IV. Factual Allegations", "1. Introduction", "Statement of Claim:",
+    "F A C T S", "S T A T E M E N T   O F   F A C T S", "B. Plaintiff complains to HR", "Count II: Retaliation",
+    "Jurisdiction and Venue", "SUBSTANTIVE ALLEGATI ONS",
+])
+def test_a_heading_is_recognized_in_any_case_numbered_or_letter_spaced(line):
+    assert heading_strength(line) > 0
+
+
+@pytest.mark.parametrize("line", [
+    "Plaintiff was fired.", "She complained to Human Resources.", "Respectfully submitted,", "Dated: May 5, 2023",
+    "/s/ Jane Doe", "1525 Locust Street", "Philadelphia, PA 19102", "12.     Plaintiff repeats and realleges.",
+    "KENDRA L. ASHWORTH,                       )", "she was told to leave the building",
+])
+def test_a_short_sentence_or_a_signature_line_alone_is_no_heading(line):
+    assert heading_strength(line) == 0
+
+
+def test_heading_kinds_read_any_layout():
+    assert heading_kind("IV. Factual Allegations", None) == "facts"
+    assert heading_kind("F A C T S", None) == "facts"
+    assert heading_kind("S T A T E M E N T   O F   F A C T S", None) == "facts"
+    assert heading_kind("SUBSTANTIVE ALLEGATI ONS", None) == "facts"
+    assert heading_kind("STATEMENT OF FAC TS", None) == "facts"
+    assert heading_kind("Statement of Claim", None) == "facts"
+    assert heading_kind("II. Jurisdiction and Venue", None) == "jurisdiction"
+    assert heading_kind("Count I: Retaliation in Violation of Title VII", "facts") == "count"
+    assert heading_kind("C. The EEOC Charge", "facts") is None  # a lettered sub-heading stays in the FACTS
+    assert heading_kind("ACCOUNTING", None) is None
+
+
+_CAPTION = ("UNITED STATES DISTRICT COURT\nFOR THE DISTRICT OF RHODE ISLAND\n\nJANE ROE,            )\n"
+            "Plaintiff,           )   Civil Action No. 1:24-cv-00001\nv.                   )\n"
+            "ACME WIDGETS, INC.,  )\nDefendant.           )\n\n")
+_BODY = ("1.     Plaintiff Jane Roe brings this action for retaliation.\n\n"
+         "2.     This Court has jurisdiction under 28 U.S.C. § 1331.\n\n"
+         "3.     Acme hired Ms. Roe in 2019. On May 1, 2022, Acme fired her.\n")
+
+
+def test_with_no_headings_the_caption_ends_at_the_first_numbered_paragraph():
+    doc = preprocess(RawDocument(doc_id="x", text=_CAPTION + _BODY, source="x"))
+    assert doc.sections[0].kind == "caption" and doc.sections[1].kind == "unknown"
+    assert doc.sentences[0].text.startswith("Plaintiff Jane Roe brings")
+    assert {s.section for s in doc.sentences} == {"unknown"}  # never "caption": the caption does not run on
+    assert not doc.facts_section_found and doc.narrative_ids == [s.id for s in doc.sentences]
+    assert doc.pleading and [p.name for p in doc.caption.parties] == ["JANE ROE", "ACME WIDGETS, INC."]
+    assert any("no FACTS heading" in w and "no section headings" in w for w in doc.warnings)
+
+
+def test_the_caption_ends_at_its_title_or_at_the_preamble():
+    titled = _CAPTION + "                         COMPLAINT AND JURY DEMAND\n\n" + _BODY.replace("1.     ", "")
+    doc = preprocess(RawDocument(doc_id="x", text=titled, source="x"))
+    assert doc.sections[0].kind == "caption" and doc.sentences[0].text.startswith("Plaintiff Jane Roe brings")
+    preamble = _CAPTION + "Plaintiff Jane Roe, by her attorneys, alleges as follows:\n\nAcme hired Ms. Roe in 2019.\n"
+    doc = preprocess(RawDocument(doc_id="x", text=preamble, source="x"))
+    assert doc.sentences[0].text.startswith("Plaintiff Jane Roe, by her attorneys")
+
+
+def test_text_without_a_caption_is_all_body():
+    memo = "MEMORANDUM\n\nTo: File\n\nBackground\n\nAcme hired Jane Roe in 2019. Acme fired her in 2022.\n"
+    doc = preprocess(RawDocument(doc_id="m", text=memo, source="m"))
+    assert not doc.pleading and doc.caption is None
+    assert [s.section for s in doc.sentences] == ["unknown", "facts", "facts"]  # "Background" opens the facts
+
+
+def test_title_case_headings_with_an_underline_or_a_colon_open_sections():
+    text = _CAPTION + ("Jurisdiction and Venue\n----------------------\n\n1.     This Court has jurisdiction.\n\n"
+                       "Statement of Facts:\n2.     Acme hired Ms. Roe in 2019. On May 1, 2022, Acme fired her.\n")
+    doc = preprocess(RawDocument(doc_id="x", text=text, source="x"))
+    assert [s.kind for s in doc.sections] == ["caption", "jurisdiction", "facts"]
+    assert [doc.sentence(i).text for i in doc.narrative_ids] == ["Acme hired Ms. Roe in 2019.", "On May 1, 2022, Acme fired her."]
+
+
+@needs_data
+def test_facts_sections_are_found_in_every_layout_with_headings(all_dirs):
+    from argus.experiments.layouts import LAYOUTS, load_complaint, render
+
+    for d in all_dirs:
+        text, gold = load_complaint(d)
+        gold_facts = {tuple(s["span"]) for s in gold_sentences(gold) if s["section"] == "facts"}
+        for layout in LAYOUTS:
+            doc = preprocess(RawDocument(doc_id=d.name, text=render(text, gold, layout), source=str(d)))
+            if layout == "no_headings":
+                assert not doc.facts_section_found and {s.section for s in doc.sentences} == {"unknown"}, d.name
+                continue
+            assert doc.facts_section_found, (d.name, layout)
+            narrative = {tuple(doc.sentence(i).span) for i in doc.narrative_ids}
+            covered = [any(a < z and y < b for y, z in narrative) for a, b in gold_facts]
+            assert all(covered) and all(any(a < z and y < b for a, b in gold_facts) for y, z in narrative), (d.name, layout)
