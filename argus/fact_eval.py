@@ -26,7 +26,14 @@ from typing import Callable
 import numpy as np
 
 from argus.errors import ConfigError
-from argus.facts import CONTEXT_FEATURES, ContextHeadFactClassifier, fact_features, fact_metrics, without_section
+from argus.facts import (
+    CONTEXT_FEATURES,
+    SECTION_KINDS,
+    ContextHeadFactClassifier,
+    fact_features,
+    fact_metrics,
+    without_section,
+)
 from argus.paths import complaints_dir
 
 #: Confidence thresholds the τ curve and the fallback report look at.
@@ -127,18 +134,31 @@ def _calibrated_head(x: np.ndarray, y: np.ndarray, groups: np.ndarray, *, encode
         meta={"C": c, "inner_cv_fact_f1": round(float(cv_f1), 4), "n_examples": int(len(y)), "n_fact": int(y.sum())})
 
 
+#: How a head reads sentences under no recognized heading (section ``unknown``): ``companion``, a
+#: second head on the features without the section (the default, chosen by ``bench/layouts.py --cv``);
+#: ``dropout``, one head trained on every complaint twice, once with no section known; ``none``.
+UNKNOWN_SECTION_STRATEGIES = ("companion", "dropout", "none")
+
+
 def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded", c_grid=C_GRID, seed: int = 0,
-                       inner_folds: int = 4, section_free: bool = True) -> ContextHeadFactClassifier:
+                       inner_folds: int = 4, unknown: str = "companion") -> ContextHeadFactClassifier:
     """Fit the calibrated context head on ``docs`` (C and calibration from grouped CV inside them),
-    and with ``section_free`` its companion on the same sentences without their sections, which
-    reads the sentences of a filing whose headings were not recognized."""
+    with what reads the sentences of a filing whose headings were not recognized (``unknown``, one
+    of ``UNKNOWN_SECTION_STRATEGIES``)."""
+    if unknown not in UNKNOWN_SECTION_STRATEGIES:
+        raise ConfigError(f"unknown-section strategy must be one of {UNKNOWN_SECTION_STRATEGIES}, not {unknown!r}")
     x, y, groups = _stack(docs)
     if len(set(y.tolist())) < 2:
         raise ConfigError("training needs both Fact and Non-Fact examples")
     fit = dict(encoder=encoder, c_grid=c_grid, seed=seed, folds=min(inner_folds, len(docs)))
-    head = _calibrated_head(x, y, groups, **fit)
-    head.meta = {"features": CONTEXT_FEATURES, **head.meta, "n_documents": len(docs)}
-    if section_free:
+    if unknown == "dropout":  # every complaint again with no section known (the one-hot all zero)
+        bare = x.copy()
+        bare[:, x.shape[1] - len(SECTION_KINDS) - 2: x.shape[1] - 2] = 0
+        head = _calibrated_head(np.vstack([x, bare]), np.concatenate([y, y]), np.concatenate([groups, groups]), **fit)
+    else:
+        head = _calibrated_head(x, y, groups, **fit)
+    head.meta = {"features": CONTEXT_FEATURES, **head.meta, "n_documents": len(docs), "unknown_sections": unknown}
+    if unknown == "companion":
         head.section_free = _calibrated_head(without_section(x), y, groups, **fit)
     return head
 

@@ -30,15 +30,20 @@ RULES: tuple[tuple[str, re.Pattern, str | None], ...] = (
 )
 
 
-def floor_event(eid: str, sid: str, text: str, entities: list[Entity]) -> Event:
-    """The floor's event for one fact sentence."""
+def rule_type(text: str) -> tuple[str, str] | None:
+    """(event type, the word that fired) of the first keyword rule that fires in ``text``, or None."""
     words = word_spans(text)
-    etype, trigger = "other", None
     for rtype, pattern, _ in RULES:
         hit = next((w for w, _, _ in words if pattern.match(w)), None)
         if hit:
-            etype, trigger = rtype, hit
-            break
+            return rtype, hit
+    return None
+
+
+def floor_event(eid: str, sid: str, text: str, entities: list[Entity]) -> Event:
+    """The floor's event for one fact sentence."""
+    words = word_spans(text)
+    etype, trigger = rule_type(text) or ("other", None)
     if trigger is None:
         verbs = past_tense_verbs(text)
         trigger = verbs[0] if verbs else (words[0][0] if words else text.split()[0])
@@ -57,4 +62,4 @@ def floor_graph(doc: Document, fact_ids: list[str]) -> EventGraph:
     return EventGraph(entities=entities, events=events)
 
 
-__all__ = ["RULES", "floor_event", "floor_graph"]
+__all__ = ["RULES", "floor_event", "floor_graph", "rule_type"]

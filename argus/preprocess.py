@@ -8,10 +8,13 @@ Nothing is deleted from the original: cleaning builds a reading text together wi
 map (reading-text index -> original index), so every sentence gets the span of its first and
 last character in the original text.
 
-Pipeline: lines are classified (page furniture, blank, heading, paragraph text); headings are
-mapped to section kinds (the FACTS narrative and its lettered sub-headings, caption,
-jurisdiction, parties, exhaustion, counts, prayer, jury demand / signature); paragraph text is
-joined and de-hyphenated; a sentence segmenter splits each paragraph.
+Pipeline: lines are classified (page furniture, blank, heading, paragraph text), a heading by its
+form in any layout (``heading_strength``: capitals, Title Case, numbered, letter-spaced, with a
+colon or an underline, standing alone); headings are mapped to section kinds (``heading_kind``: the
+FACTS narrative and its lettered sub-headings, jurisdiction, parties, exhaustion, counts, prayer,
+jury demand / signature); the caption ends at its title, the first numbered paragraph, the preamble
+or the first recognized heading; body text under no recognized heading stands in section
+``unknown``; paragraph text is joined and de-hyphenated; a sentence segmenter splits each paragraph.
 """
 
 from __future__ import annotations
@@ -264,10 +267,13 @@ _NOT_HEADING = re.compile(r"^(?:Dated?|Respectfully|By|/s/|s/|Tel(?:ephone)?|Pho
 _WORD = re.compile(r"[A-Za-z][\w'’\-]*")
 
 
-def _title_ratio(s: str) -> float:
-    """Share of the non-small words that start with a capital (``nan``-free: 0 with no such word)."""
-    words = [w for w in _WORD.findall(s) if w.lower().rstrip(".") not in _SMALL_WORDS]
-    return sum(w[0].isupper() for w in words) / len(words) if words else 0.0
+def _title_case(s: str, strict: bool = False) -> bool:
+    """Whether the words of ``s`` other than small words start with a capital, all but one at most
+    (and three in four at least; all of them when ``strict``): "Statement of Facts", "Plaintiff's
+    Employment and Strong Performance", "B. Plaintiff Complains to HR"."""
+    words = [w for w in _WORD.findall(s) if w.lower().rstrip(".") not in _SMALL_WORDS and len(w) > 1]
+    lower = sum(not w[0].isupper() for w in words)
+    return bool(words) and lower <= (0 if strict else 1) and lower <= len(words) / 4
 
 
 def heading_strength(line: str, continuation: bool = False) -> int:
@@ -297,7 +303,8 @@ def heading_strength(line: str, continuation: bool = False) -> int:
     if s.endswith((".", ";", ",", "!", "?")) or len(_WORD.findall(rest)) > 24:
         return 0
     first = _WORD.search(rest)
-    title = _title_ratio(rest) >= 0.75 and first is not None and (continuation or first.group(0)[0].isupper())
+    # "12." numbers paragraphs: it numbers a heading only in full Title Case ("4. Factual Allegations")
+    title = _title_case(rest, strict=arabic) and first is not None and (continuation or first.group(0)[0].isupper())
     if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
         return 0
     if title:
@@ -408,7 +415,11 @@ def _blocks(lines: list[_Line]) -> list[_Block]:
         s = ln.stripped
         next_blank = i + 1 >= len(content) or gap[i + 1]
         starts_block = real_blank or cur is None or (after_break and _ends_sentence(cur))
-        strength = heading_strength(s) if starts_block else 0
+        strength = heading_strength(s)
+        # text taken from a PDF has no blank lines: a heading may follow a sentence's end directly
+        if not starts_block and not (strength and _ends_sentence(cur) and s[0].isalnum() and not s.endswith((".", ")", "\"", "”"))
+                                     and (strength == 2 or i + 1 < len(content) and _PARA_NUMBER.match(content[i + 1][0].text))):
+            strength = 0
         if strength:
             # Gather heading continuation lines (wrapped headings) until a blank line.
             heading_lines = [ln]

@@ -29,11 +29,14 @@ earlier run's results.json (e.g. the code before a change, run from a worktree).
     python bench/layouts.py --headings [--split all|train|dev] [--layouts as_filed,numbered,...]
     python bench/layouts.py --render DIR [--split ...] [--layouts ...]
     python bench/layouts.py --cv [--rows sentence,floor] [--folds 6] [--out out/bench-layouts] [--baseline FILE]
+                                 [--unknown-sections companion|dropout|none]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import logging
 import statistics
@@ -57,9 +60,10 @@ from argus.experiments.layouts import (  # noqa: E402
 CV_METRICS = ("fact_f1", "events_f1", "entities_f1")
 
 
-def fold_models(folders: list[Path], k: int, out: Path) -> dict[str, dict]:
-    """Complaint name → the configuration overrides of its fold: a fact head and event heads
-    trained as filed on the complaints of the other folds."""
+def fold_models(folders: list[Path], k: int, out: Path, unknown: str = "companion") -> dict[str, dict]:
+    """Complaint name → the configuration overrides of its fold: a fact head (reading unheaded
+    text by ``unknown``, see ``argus.fact_eval.UNKNOWN_SECTION_STRATEGIES``) and event heads trained
+    as filed on the complaints of the other folds."""
     from argus.event_heads import _folds, labeled_complaints, train_event_heads
     from argus.fact_eval import labeled_documents, train_context_head
 
@@ -70,7 +74,7 @@ def fold_models(folders: list[Path], k: int, out: Path) -> dict[str, dict]:
         fold = out / "heads" / f"fold-{j + 1}"
         fold.mkdir(parents=True, exist_ok=True)
         names = [folders[i].name for i in train]
-        train_context_head([facts[n] for n in names]).save(fold / "facts.json")
+        train_context_head([facts[n] for n in names], unknown=unknown).save(fold / "facts.json")
         train_event_heads([events[i] for i in train]).save(fold / "events.json")
         for i in test:
             overrides[folders[i].name] = {"facts.classifier": str(fold / "facts.json"),
@@ -90,18 +94,20 @@ def run_cell(spec: dict) -> None:
     t0 = time.perf_counter()
     for overrides, folders in spec["groups"]:
         cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides})
-        run_batch([Path(f) / "complaint.txt" for f in folders], out / "ekg", cfg, method=spec["method"], graphml=False,
-                  console=Console(stderr=True, quiet=True))
+        with contextlib.redirect_stdout(io.StringIO()):  # the batch prints the EKGs it wrote
+            run_batch([Path(f) / "complaint.txt" for f in folders], out / "ekg", cfg, method=spec["method"],
+                      graphml=False, console=Console(stderr=True, quiet=True))
     wall = time.perf_counter() - t0
     rows = [_score(out, f) for _, folders in spec["groups"] for f in folders]
     (out / "RESULT.json").write_text(json.dumps({**{k: spec[k] for k in ("method", "layout")}, "wall_s": round(wall, 1),
                                                  "rows": rows}, indent=1))
 
 
-def cross_validated(folders: list[Path], layouts: list[str], methods: list[str], k: int, out: Path) -> list[dict]:
+def cross_validated(folders: list[Path], layouts: list[str], methods: list[str], k: int, out: Path,
+                    unknown: str = "companion") -> list[dict]:
     """Every (method, layout) cell run in its own process; their results, also written to results.json."""
     corpus = render_corpus(folders, out / "corpus", layouts)
-    overrides = fold_models(folders, k, out)
+    overrides = fold_models(folders, k, out, unknown)
     results = []
     for method in methods:
         for layout in layouts:
@@ -162,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=6)
     ap.add_argument("--out", type=Path, default=Path("out/bench-layouts"))
     ap.add_argument("--baseline", type=Path, help="--cv: pair with the as-filed rows of this results.json")
+    ap.add_argument("--unknown-sections", default="companion", choices=("companion", "dropout", "none"),
+                    help="--cv: how the fold fact heads read text under no heading (argus.fact_eval)")
     ap.add_argument("--table", type=Path, help="print the --cv table of this results.json and stop")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -183,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.cv:
-        results = cross_validated(folders, layouts, [m for m in args.rows.split(",") if m], args.folds, args.out)
+        results = cross_validated(folders, layouts, [m for m in args.rows.split(",") if m], args.folds, args.out,
+                                  args.unknown_sections)
         print(cv_table(results, baseline))
         return 0
     if args.headings:

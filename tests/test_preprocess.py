@@ -225,3 +225,17 @@ def test_facts_sections_are_found_in_every_layout_with_headings(all_dirs):
             narrative = {tuple(doc.sentence(i).span) for i in doc.narrative_ids}
             covered = [any(a < z and y < b for y, z in narrative) for a, b in gold_facts]
             assert all(covered) and all(any(a < z and y < b for a, b in gold_facts) for y, z in narrative), (d.name, layout)
+
+
+def test_headings_in_text_taken_from_a_pdf_without_blank_lines():
+    text = ("19. Defendant SandRidge and the Individual Defendants are referred to herein as the \u201cDefendants.\u201d\n"
+            "SUBSTANTIVE ALLEGATI ONS\nBackground\n"
+            "20. SandRidge Energy, Inc. explores and produces natural gas and crude oil.\n"
+            "21. Defendant Russell Ball (\u201cBall\u201d) has been CFO and Executive Vice\n"
+            "\n"
+            "President of Goldcorp since March 9, 2016.\n")
+    doc = preprocess(RawDocument(doc_id="p", text=text, source="p"))
+    assert [s.heading for s in doc.sections if s.heading] == ["SUBSTANTIVE ALLEGATI ONS Background"]
+    assert doc.facts_section_found
+    told = [doc.sentence(i).text for i in doc.narrative_ids]
+    assert told[0].startswith("SandRidge Energy") and told[1].startswith("Defendant Russell Ball")  # a sentence, no heading

@@ -13,10 +13,11 @@ OPINION = data_root() / "us_real" / "opinions" / "opinion_fisher_v_ut_austin_201
 
 @pytest.mark.skipif(not OPINION.exists(), reason=f"no opinion at {OPINION} (set ARGUS_DATA_ROOT)")
 def test_a_supreme_court_opinion_yields_the_events_it_narrates_and_its_parties():
+    from argus.batch import summary_row
     from argus.pipeline import ArgusPipeline
 
     ekg = ArgusPipeline().extract(str(OPINION))
-    assert not ekg.facts_section_found
+    assert not ekg.facts_section_found and summary_row(ekg, 0.0)["facts_by"] == "content"
     assert any("facts chosen by content" in w for w in ekg.warnings)
     assert len(ekg.graph.events) >= 10
     names = {n.casefold() for e in ekg.graph.entities for n in (e.name, *e.aliases)}

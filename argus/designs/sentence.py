@@ -21,6 +21,7 @@ from argus.designs.chunked import relate
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
 from argus.documents import Document, RawDocument
 from argus.entities import document_entities
+from argus.floor import rule_type
 from argus.errors import LMCallError
 from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ledger import CostLedger
@@ -99,6 +100,8 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
         if r.p_event < cfg.min_event_probability or not r.words:
             continue
         etype, conf = r.best_type()
+        if not doc.pleading:  # an opinion, a memo: an employment type only where its keywords say so
+            etype = (rule_type(s.text) or ("other", ""))[0]
         word, a, b, _ = r.ranked_words(1)[0]
         picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
     mode, tau, why = pipe.sentence_routing()
