@@ -125,7 +125,7 @@ def unreachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
 #: to litellm.
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "mistral": ("MISTRAL_API_KEY",),
     "codestral": ("CODESTRAL_API_KEY",),
@@ -134,7 +134,7 @@ PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
     "cohere": ("COHERE_API_KEY",),
     "deepseek": ("DEEPSEEK_API_KEY",),
     "openrouter": ("OPENROUTER_API_KEY",),
-    "fireworks_ai": ("FIREWORKS_AI_API_KEY",),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "FIREWORKSAI_API_KEY", "FIREWORKS_AI_TOKEN"),
     "xai": ("XAI_API_KEY",),
     "perplexity": ("PERPLEXITYAI_API_KEY",),
     "cerebras": ("CEREBRAS_API_KEY",),

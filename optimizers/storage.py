@@ -37,9 +37,25 @@ def rdb_url(url: str) -> str:
     return url
 
 
+_URL_PASSWORD = re.compile(r"(://[^/\s:@]*):[^\s@]*@")  #: ``://user:password@``, the user possibly empty
+_QUERY_PASSWORD = re.compile(r"([?&](?:ssl)?(?:password|pass|pwd)=)[^&#\s]*", re.IGNORECASE)  #: ``?password=…``
+
+
 def redact_url(url: str) -> str:
-    """``url`` with the password of its ``user:password@`` part replaced by ``***``."""
-    return re.sub(r"://([^/:@]+):[^/@]*@", r"://\1:***@", url)
+    """``url`` with every password replaced by ``***``: the ``user:password@`` part (an empty user too) and the
+    ``password``, ``sslpassword``, ``pass`` and ``pwd`` query parameters. A URL with a password is rendered
+    by SQLAlchemy (keys sorted, values quoted); one without is returned as given. Any other text (an error
+    message quoting a URL) has the URLs in it redacted in place."""
+    if not (_URL_PASSWORD.search(url) or _QUERY_PASSWORD.search(url)):
+        return url
+    if "://" in url and not any(c.isspace() for c in url):
+        from sqlalchemy.engine import make_url
+
+        try:
+            url = make_url(url).render_as_string(hide_password=True)
+        except Exception:  # noqa: BLE001 - not an SQLAlchemy URL (e.g. a non-numeric port): the patterns below
+            pass
+    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", url))
 
 
 def read_record(path: Path, kind: type = dict):

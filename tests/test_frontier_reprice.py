@@ -188,6 +188,23 @@ def test_litellm_prices_by_default(tmp_path):
     assert pricing.source.startswith("litellm model_cost (litellm ") and set(pricing.prices) == {model, "local/smollm2"}
 
 
+@pytest.mark.parametrize("model, usd", [
+    ("gemini/gemini-2.5-pro", (1.25, 10.0)),  # tiered: base 1.25, over 200k prompt tokens 2.50
+    ("openai/gpt-4o-mini", (0.15, 0.60)),  # one tier: as before
+])
+def test_litellm_prices_are_the_base_tier(model, usd):
+    """Tokens are stored per document, not per call, so a price is the base tier's, never the long-prompt tier
+    a million-token prompt would land in."""
+    import litellm
+
+    from optimizers.frontier.pricing import litellm_price
+
+    info = litellm.get_model_info(model)
+    assert (info["input_cost_per_token"] * 1e6, info["output_cost_per_token"] * 1e6) == pytest.approx(usd)
+    price = litellm_price(model)
+    assert price is not None and (price.input, price.output) == pytest.approx(usd)
+
+
 def test_a_model_the_prices_do_not_cover_is_a_clear_error(campaign_dir, tmp_path):
     before = (campaign_dir / "frontier.json").read_text()
     partial = write_price_file(tmp_path / "partial.yaml", {"acme/small": (1.0, 2.0)})

@@ -58,12 +58,13 @@ def test_a_missing_key_is_named_with_its_model_and_stages(monkeypatch):
 @pytest.mark.parametrize("provider", sorted(PROVIDER_KEYS))
 def test_the_provider_key_table_agrees_with_litellm(monkeypatch, provider):
     """The table that spares the check litellm's import says what the locked litellm says: with none of the
-    provider's variables set, litellm misses exactly them (any one of them is enough); with one set, none."""
+    provider's variables set, litellm misses only them (it names its main ones; any one is enough); with
+    one set, none. That every name litellm accepts is in the table: tests/test_crosschecks.py."""
     model = f"{provider}/some-model"
     names = PROVIDER_KEYS[provider]
     for variable in names:
         monkeypatch.delenv(variable, raising=False)
-    assert set(_litellm_missing_credentials(model)) == set(names)
+    assert set(_litellm_missing_credentials(model)) <= set(names) and _litellm_missing_credentials(model)
     assert missing_credentials(model) == [names[0]]
     for variable in names:
         monkeypatch.setenv(variable, "placeholder-for-the-check")

@@ -7,8 +7,8 @@ prices. Every deployment run also records its input and output tokens per stage 
 :func:`reprice_frontier` prices them again at today's prices, rebuilds the non-dominated set and writes
 the campaign directory with a ``pricing`` record, keeping the earlier figures in ``pricing_history``.
 
-Prices come from litellm's model-cost map (``litellm.cost_per_token``, the map bundled with the installed
-litellm) or from a YAML file (``--prices FILE``, :class:`PriceFile`)::
+Prices come from litellm's model-cost map (its base tier, ``litellm.get_model_info``, the map bundled with the
+installed litellm) or from a YAML file (``--prices FILE``, :class:`PriceFile`)::
 
     usd_per_million_tokens:
       openai/gpt-4o-mini: {input: 0.15, output: 0.60}
@@ -78,16 +78,22 @@ def litellm_version() -> str:
 
 
 def litellm_price(model: str) -> ModelPrice | None:
-    """A model's price in litellm's model-cost map (the copy bundled with litellm), or None if it has none."""
+    """A model's price in litellm's model-cost map (the copy bundled with litellm), or None if it has none.
+
+    The base tier's (``input_cost_per_token``, ``output_cost_per_token``): the tokens are stored per document,
+    not per call, so a call's prompt size, which picks a tier such as Gemini's over-200k-tokens price, is not
+    known; asking ``litellm.cost_per_token`` for a million prompt tokens would land in that dearer tier."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import (as argus.lm)
     import litellm
 
     try:
-        pin, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
-        _, pout = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
+        info = litellm.get_model_info(model)
     except Exception:  # noqa: BLE001 - litellm raises when its map does not know the model
         return None
-    return ModelPrice(input=float(pin), output=float(pout))
+    pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if pin is None or pout is None:  # priced otherwise (per character, second, …): not from tokens
+        return None
+    return ModelPrice(input=float(pin) * 1e6, output=float(pout) * 1e6)
 
 
 def price_table(models: Iterable[str], prices_file: str | Path | None = None) -> Pricing:

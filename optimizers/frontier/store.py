@@ -49,7 +49,8 @@ _CREDENTIAL_PATTERNS = [
     re.compile(r"(?<![A-Za-z0-9_-])(sk-(ant-)?[A-Za-z0-9_-]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}"
                r"|gh[pos]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     re.compile(r"\bBearer\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,}"),
-    re.compile(r"://[^/\s:@]+:[^/\s@]+@"),  # credentials inside a URL
+    re.compile(r"://[^/\s:@]*:[^/\s@]+@"),  # credentials inside a URL (the user possibly empty)
+    re.compile(r"[?&](?:ssl)?(?:password|pass|pwd)=[^&#\s]", re.IGNORECASE),  # a password as a URL query parameter
 ]
 
 
@@ -73,7 +74,8 @@ def scrub_secrets(obj: Any, _path: str = "$") -> Any:
     ``_api_key``, ``_api_base``, ``_secret``, ``_password``, ``_access_token``, ``_auth_token``.
     ``ValueError`` (naming the JSON path, never the value) when a remaining string looks like a
     credential: an OpenAI/Anthropic/Slack/GitHub/AWS/Google key prefix (``sk-``, ``sk-ant-``,
-    ``xoxb-``, ``ghp_``, …), a ``Bearer …`` header, or a URL with ``user:password@``.
+    ``xoxb-``, ``ghp_``, …), a ``Bearer …`` header, or a URL with ``user:password@`` (``:password@`` too) or
+    a ``password``, ``sslpassword``, ``pass`` or ``pwd`` query parameter.
     """
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="json")
