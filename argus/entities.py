@@ -30,6 +30,7 @@ from typing import Iterable
 
 from argus.caption import Caption
 from argus.schema import Entity
+from argus.sentence_design import MONTHS
 from argus.words import name_pattern, readings
 
 _TITLE = r"(?:Mr|Ms|Mrs|Miss|Dr|Mx|Prof|Sgt|Officer|Judge)\.?"
@@ -73,7 +74,6 @@ missouri montana nebraska nevada hampshire jersey mexico york carolina dakota oh
 pennsylvania rhode island tennessee texas utah vermont virginia washington wisconsin wyoming
 afghanistan iraq manhattan brooklyn
 """.split())
-_MONTHS = frozenset("january february march april may june july august september october november december".split())
 PUBLIC_BODIES = frozenset({"EEOC", "OSHA", "NLRB", "PHRC", "NYSDHR", "KCHR", "RICHR", "DOL"})
 ROLE_WORDS = frozenset("plaintiff plaintiffs defendant defendants individual corporate".split())
 #: words that, in front of or around a name, say its legal role
@@ -156,7 +156,7 @@ def _is_name(run: str, sentence_start: bool) -> bool:
         return False
     if any(re.search(r"[’'](?:m|d|re|ve|ll|t)$", w) for w in words):  # I'm, How'd
         return False
-    if any(w.strip(".").lower() in CITATION_WORDS for w in words) or words[-1].lower() in _MONTHS:
+    if any(w.strip(".").lower() in CITATION_WORDS for w in words) or words[-1].lower() in MONTHS:
         return False
     if words[-1] in ("Act", "Code", "Law", "Statute", "Regulations") or words[-1].lower() in NOT_NAMES \
             or any(w.lower() in NOT_NAMES for w in words if len(words) <= 2):

@@ -28,10 +28,10 @@ import numpy as np
 from argus.errors import ConfigError
 from argus.facts import (
     CONTEXT_FEATURES,
-    SECTION_KINDS,
     ContextHeadFactClassifier,
     fact_features,
     fact_metrics,
+    section_columns,
     without_section,
 )
 from argus.paths import complaints_dir
@@ -153,7 +153,7 @@ def train_context_head(docs: list[LabeledDocument], *, encoder: str = "embedded"
     fit = dict(encoder=encoder, c_grid=c_grid, seed=seed, folds=min(inner_folds, len(docs)))
     if unknown == "dropout":  # every complaint again with no section known (the one-hot all zero)
         bare = x.copy()
-        bare[:, x.shape[1] - len(SECTION_KINDS) - 2: x.shape[1] - 2] = 0
+        bare[:, section_columns(x)] = 0
         head = _calibrated_head(np.vstack([x, bare]), np.concatenate([y, y]), np.concatenate([groups, groups]), **fit)
     else:
         head = _calibrated_head(x, y, groups, **fit)
@@ -207,8 +207,8 @@ def cross_validate(docs: list[LabeledDocument], *, encoder: str = "embedded", se
         m = fact_metrics(held.labels.tolist(), (probs[held.doc_id] >= 0.5).astype(int).tolist())
         nar = held.narrative
         mn = fact_metrics(held.labels[nar].tolist(), (probs[held.doc_id][nar] >= 0.5).astype(int).tolist())
-        free = head.section_free.predict_features(without_section(held.features)) if head.section_free else None
-        mf = fact_metrics(held.labels.tolist(), (free >= 0.5).astype(int).tolist()) if free is not None else {"f1": float("nan")}
+        free = head.section_free.predict_features(without_section(held.features))  # the text with no section known
+        mf = fact_metrics(held.labels.tolist(), (free >= 0.5).astype(int).tolist())
         rows.append({"complaint": held.doc_id, "sentences": m["n"], "fact_precision": m["precision"],
                      "fact_recall": m["recall"], "fact_f1": m["f1"], "narrative_fact_f1": mn["f1"],
                      "no_sections_fact_f1": mf["f1"], "C": head.meta["C"]})

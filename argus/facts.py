@@ -116,7 +116,6 @@ LEGAL_CUES = re.compile(
     r"upon information and belief|in violation of|similarly situated)\b",
     re.I,
 )
-#: The section kinds the context head reads, one-hot; "unknown" reads as none of them.
 _CITATION = re.compile(
     r"^(?:See|Id\.|Ibid\.?|Cf\.|Accord|But\s+see|E\.\s?g\.|Pp?\.\s*\d|Ante|Post|Supra)(?!\w)"
     r"|\b\d+\s+(?:U\.\s?S\.|F\.\s?(?:2d|3d|4th)|F\.\s?Supp\.(?:\s?[23]d)?|S\.\s?Ct\.|L\.\s?Ed\.(?:\s?2d)?),?\s+(?:at\s+)?\d"
@@ -139,6 +138,7 @@ def narrates_event(text: str) -> bool:
     return any(is_past_verb(w) and (i == 0 or w[0].islower()) for i, (w, _, _) in enumerate(words))
 
 
+#: The section kinds the context head reads, one-hot; "unknown" reads as none of them.
 SECTION_KINDS: tuple[str, ...] = tuple(k for k in get_args(SectionKind) if k != "unknown")
 CONTEXT_FEATURES = "sentence+neighbours+section+cues/1"
 
@@ -163,10 +163,15 @@ def fact_features(texts: list[str], kinds: list[str], encoder: str = "embedded",
     return np.hstack([e, before, after, kind, cue, pos]).astype("float32")
 
 
+def section_columns(features: np.ndarray) -> slice:
+    """The columns of ``fact_features`` rows that hold the section one-hot (the cue and position follow)."""
+    return slice(features.shape[1] - len(SECTION_KINDS) - 2, features.shape[1] - 2)
+
+
 def without_section(features: np.ndarray) -> np.ndarray:
     """``fact_features`` rows without their section one-hot: what the section-free head reads."""
-    e = (features.shape[1] - len(SECTION_KINDS) - 2) // 3
-    return np.hstack([features[:, : 3 * e], features[:, 3 * e + len(SECTION_KINDS):]])
+    cols = section_columns(features)
+    return np.hstack([features[:, : cols.start], features[:, cols.stop:]])
 
 
 @dataclass

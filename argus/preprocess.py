@@ -289,24 +289,25 @@ def heading_strength(line: str, continuation: bool = False) -> int:
     s = line.strip()
     if not s or len(s) > 220 or _COLUMN_LINE.search(s) or _NOT_HEADING.match(s):
         return 0
-    if sum(c.isalpha() for c in s) < 3:
+    m = _NUMERAL.match(s)
+    rest = s[m.end():] if m else s
+    letters = list(filter(str.isalpha, rest))
+    if len(letters) + (sum(map(str.isalpha, s[: m.end()])) if m else 0) < 3:
         return 0
     if _LETTER_SPACED.match(s):
         return 2
-    m = _NUMERAL.match(s)
     if not m and s[0].isdigit():  # a street address, a statute, a date
         return 0
-    rest = s[m.end():] if m else s
     arabic = bool(m and (m.group("n") or "").isdigit())
-    if _upper_ratio(rest) >= 0.85 and sum(c.isalpha() for c in rest) >= 3:
+    if len(letters) >= 3 and sum(map(str.isupper, letters)) >= 0.85 * len(letters):  # capitals
         return 0 if s.endswith((",", ";")) or (arabic and len(s) > 120) else 2
     if s.endswith((".", ";", ",", "!", "?")) or len(_WORD.findall(rest)) > 24:
+        return 0
+    if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
         return 0
     first = _WORD.search(rest)
     # "12." numbers paragraphs: it numbers a heading only in full Title Case ("4. Factual Allegations")
     title = _title_case(rest, strict=arabic) and first is not None and (continuation or first.group(0)[0].isupper())
-    if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
-        return 0
     if title:
         return 2 if (m and not arabic) or s.endswith(":") else 1
     if m and not arabic and len(s) < 160:  # a lettered or Roman sub-heading in sentence case
@@ -415,11 +416,15 @@ def _blocks(lines: list[_Line]) -> list[_Block]:
         s = ln.stripped
         next_blank = i + 1 >= len(content) or gap[i + 1]
         starts_block = real_blank or cur is None or (after_break and _ends_sentence(cur))
-        strength = heading_strength(s)
-        # text taken from a PDF has no blank lines: a heading may follow a sentence's end directly
-        if not starts_block and not (strength and _ends_sentence(cur) and s[0].isalnum() and not s.endswith((".", ")", "\"", "”"))
-                                     and (strength == 2 or i + 1 < len(content) and _PARA_NUMBER.match(content[i + 1][0].text))):
-            strength = 0
+        strength = 0
+        if starts_block:
+            strength = heading_strength(s)
+        elif _ends_sentence(cur) and s[0].isalnum() and not s.endswith((".", ")", "\"", "”")):
+            # text taken from a PDF has no blank lines: a heading may follow a sentence's end directly,
+            # in Title Case only before a numbered paragraph
+            strength = heading_strength(s)
+            if strength == 1 and not (i + 1 < len(content) and _PARA_NUMBER.match(content[i + 1][0].text)):
+                strength = 0
         if strength:
             # Gather heading continuation lines (wrapped headings) until a blank line.
             heading_lines = [ln]

@@ -21,8 +21,8 @@ from argus.designs.chunked import relate
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
 from argus.documents import Document, RawDocument
 from argus.entities import document_entities
-from argus.floor import rule_type
 from argus.errors import LMCallError
+from argus.floor import rule_type
 from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ledger import CostLedger
 from argus.merge import add_date_edges, merge_minigraphs
