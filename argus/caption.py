@@ -16,7 +16,7 @@ then ``v.``, then defendants, each side closed by its label) and, in a right col
 ``read_caption`` returns each party with its ``[start, end)`` span in the original text and, where
 the body introduces it ("Plaintiff Kendra L. Ashworth ("Ms. Ashworth" or "Plaintiff")"), the name as
 the body prints it and the short names it defines. Those parties seed the entity list of every
-extraction design (``argus.entities``). Nothing here calls a model.
+extraction design (``argus.designs.sentence.entities``). Nothing here calls a model.
 """
 
 from __future__ import annotations

@@ -12,32 +12,11 @@ scorer. It is not the product; ``argus eval`` and the README print it beside eve
 
 from __future__ import annotations
 
-import re
-
+from argus.designs.sentence.entities import caption_candidates
+from argus.designs.sentence.types import RULES, rule_type
 from argus.documents import Document
-from argus.entities import caption_candidates
 from argus.schema import Entity, Event, EventGraph, EventTime, Participant
 from argus.words import lemma, mentions, past_tense_verbs, word_spans
-
-#: (event type, pattern on a word, base verb) in the order they are tried
-RULES: tuple[tuple[str, re.Pattern, str | None], ...] = (
-    ("hiring", re.compile(r"^(?:hire[ds]?|hiring|rehire[ds]?)$", re.I), "hire"),
-    ("termination", re.compile(r"^(?:terminat\w*|fire[ds]?|firing|discharg\w*)$", re.I), None),
-    ("promotion", re.compile(r"^promot\w*$", re.I), "promote"),
-    ("resignation", re.compile(r"^resign\w*$", re.I), "resign"),
-    ("harassment", re.compile(r"^(?:discriminat\w*|harass\w*)$", re.I), None),
-    ("communication", re.compile(r"^(?:told|tell\w*|said|says?|email\w*|e-mail\w*|complain\w*|report\w*)$", re.I), None),
-)
-
-
-def rule_type(text: str) -> tuple[str, str] | None:
-    """(event type, the word that fired) of the first keyword rule that fires in ``text``, or None."""
-    words = word_spans(text)
-    for rtype, pattern, _ in RULES:
-        hit = next((w for w, _, _ in words if pattern.match(w)), None)
-        if hit:
-            return rtype, hit
-    return None
 
 
 def floor_event(eid: str, sid: str, text: str, entities: list[Entity]) -> Event:

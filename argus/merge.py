@@ -354,7 +354,7 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
 
 def add_date_edges(graph: DocumentGraph, edges, log: list[MergeDecision]) -> int:
     """Add (source, target, relation, evidence) temporal edges read from explicit dates
-    (``argus.sentence_design.date_edges``), origin ``dates``; a relation Stage 2 already drew is
+    (``argus.designs.sentence.temporal.date_edges``), origin ``dates``; a relation Stage 2 already drew is
     not doubled. Returns how many were added."""
     added = 0
     for s, t, relation, evidence in edges:

@@ -38,7 +38,7 @@ from argus.documents import Document, RawDocument
 from argus.embeddings import configure_embedding_store
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
-from argus.event_heads import EventHeads, load_event_heads
+from argus.designs.sentence.heads import EventHeads, load_event_heads
 from argus.grounding import Aligner, ground_document
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, ledger_context

@@ -5,7 +5,7 @@ For each row (a method, a model, settings) a fresh process runs ``argus.batch.ru
 once), and every EKG is scored against gold with ``metrics.gold.score_document`` (relaxed tier):
 
 - the sentence design's event heads are trained out of fold: the complaints are split into
-  ``--folds`` groups (``argus.event_heads.cross_validate``'s folds) and each complaint is run with
+  ``--folds`` groups (``argus.designs.sentence.heads.cross_validate``'s folds) and each complaint is run with
   the heads trained on the other groups (C chosen inside the fold);
 - ``floor`` is the no-model yardstick (``argus.floor``); every other row is read against it: mean
   F1 over complaints with a 95 % bootstrap interval, the paired difference to the floor with a
@@ -150,7 +150,7 @@ def _score(out: Path, folder: str) -> dict:
 
 def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
     """Complaint folder → the heads file trained without its fold."""
-    from argus.event_heads import cross_validate, labeled_complaints
+    from argus.designs.sentence.heads import cross_validate, labeled_complaints
 
     labeled = labeled_complaints(docs)
     cv = cross_validate(labeled, k=k)

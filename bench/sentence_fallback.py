@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from argus.batch import run_batch  # noqa: E402
 from argus.config import ArgusConfig  # noqa: E402
-from argus.event_heads import EMBEDDED_EVENT_HEADS  # noqa: E402
+from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS  # noqa: E402
 from argus.experiments.stats import paired_bootstrap_ci  # noqa: E402
 from argus.export import load_ekg  # noqa: E402
 from argus.io import write_json_atomic  # noqa: E402

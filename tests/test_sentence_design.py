@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from argus.errors import ConfigError
-from argus.event_heads import EMBEDDED_EVENT_HEADS, EventHeads, load_event_heads
+from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS, EventHeads, load_event_heads
 from argus.grounding import span_problems
 from argus.schema import Entity
-from argus.sentence_design import DatedEvent, date_edges, participants_of, sentence_time
+from argus.designs.sentence.entities import participants_of
+from argus.designs.sentence.temporal import DatedEvent, date_edges
+from argus.designs.sentence.time import sentence_time
 from tests.conftest import _split_dirs
 
 DEMO = "datasets/demo/complaint.txt"
@@ -24,7 +26,7 @@ DEMO = "datasets/demo/complaint.txt"
 
 def test_entity_list_clusters_short_names_and_keeps_people_apart():
     from argus.caption import read_caption
-    from argus.entities import document_entities
+    from argus.designs.sentence.entities import document_entities
 
     text = ("JESSICA L. MARCHETTI,   )\nPlaintiff,   )\nv.   )\nRIDGEFIELD BANK,   )\nDefendants.   )\n\n"
             "FACTS\n\n1. Plaintiff Jessica L. Marchetti (\"Ms. Marchetti\") works for Ridgefield Bank (\"the Bank\").\n")

@@ -18,7 +18,7 @@ from argus.chunking import repair_chunks, with_themes
 from argus.concurrency import ProviderFault
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run
 from argus.documents import Document, RawDocument
-from argus.entities import known_parties
+from argus.designs.sentence.entities import known_parties
 from argus.errors import LMCallError
 from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ledger import CostLedger

@@ -20,7 +20,7 @@ from typing import Callable, ContextManager, Iterator, Protocol
 from argus.config import PIPELINE_STAGES, SENTENCE_STAGES, ArgusConfig
 from argus.documents import Document, RawDocument, Sentence
 from argus.errors import InputError
-from argus.event_heads import EventHeads
+from argus.designs.sentence.heads import EventHeads
 from argus.facts import FactClassifier, FactGateReport
 from argus.ledger import CostLedger, Totals
 from argus.schema import (

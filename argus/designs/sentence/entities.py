@@ -29,8 +29,8 @@ from functools import lru_cache
 from typing import Iterable
 
 from argus.caption import Caption
-from argus.schema import Entity
-from argus.sentence_design import MONTHS
+from argus.designs.sentence.time import MONTHS
+from argus.schema import Entity, Participant
 from argus.words import name_pattern, readings
 
 _TITLE = r"(?:Mr|Ms|Mrs|Miss|Dr|Mx|Prof|Sgt|Officer|Judge)\.?"
@@ -373,4 +373,40 @@ def _mentioned(name: str, text: str) -> bool:
     return re.search(name_pattern(name), text, re.I if name.isupper() else 0) is not None
 
 
-__all__ = ["EntityCandidate", "caption_candidates", "defined_candidates", "document_entities", "known_parties", "name_key"]
+def _mention_spans(name: str, text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(name_pattern(name), text)]
+
+
+def participants_of(text: str, trigger_at: int, entities: list[Entity]) -> list[Participant]:
+    """Entities ``text`` names (by name or alias), in order of mention: agent before the trigger
+    (position ``trigger_at``), patient after it; one role per entity."""
+    found: list[tuple[int, Entity]] = []
+    taken: list[tuple[int, int]] = []
+    # longer names first, so that "Ms. Menon-Dorsey" is not also read as another entity's "Menon"
+    forms = sorted(((n, e) for e in entities for n in (e.name, *e.aliases)), key=lambda ne: -len(ne[0]))
+    for name, ent in forms:
+        for a, b in _mention_spans(name, text):
+            if any(a < y and x < b for x, y in taken):
+                continue
+            taken.append((a, b))
+            found.append((a, ent))
+    found.sort(key=lambda x: x[0])
+    out: list[Participant] = []
+    seen: set[str] = set()
+    agent_given = False
+    for at, ent in found:
+        if ent.id in seen:
+            continue
+        seen.add(ent.id)
+        if at < trigger_at and not agent_given:
+            role, agent_given = "agent", True
+        elif at < trigger_at:
+            role = "theme"
+        else:
+            role = "patient" if not any(p.role == "patient" for p in out) else "theme"
+        out.append(Participant(entity=ent.id, role=role))
+    return out
+
+
+__all__ = ["EntityCandidate", "caption_candidates", "defined_candidates", "document_entities", "known_parties", "name_key",
+           "participants_of"]

@@ -2,10 +2,10 @@
 
 ``routing``         whether the choice program decides where the encoder heads are unsure, and below
                     which type confidence (``sentence.llm``, the heads' measured report);
-``entity_list``     the document's entities without a model (``argus.entities``);
+``entity_list``     the document's entities without a model (``argus.designs.sentence.entities``);
 ``extract_batch``   one batch of consecutive fact sentences: the heads' type and trigger, the choice
                     program's where they are unsure, participants from the entity list, time from the
-                    sentence (``argus.sentence_design``); grounded; then Stage 2 over the batch where
+                    sentence (``time``); grounded; then Stage 2 over the batch where
                     configured;
 ``extract``         the whole document: batches in parallel, merging (with the resolver where
                     configured), BEFORE / SAME_TIME edges in date order, grounding.
@@ -19,16 +19,17 @@ from pathlib import Path
 from argus.concurrency import ProviderFault
 from argus.designs.chunked import relate
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
+from argus.designs.sentence.entities import document_entities, participants_of
+from argus.designs.sentence.temporal import DatedEvent, date_edges
+from argus.designs.sentence.time import sentence_time
+from argus.designs.sentence.types import rule_type
 from argus.documents import Document, RawDocument
-from argus.entities import document_entities
 from argus.errors import LMCallError
-from argus.floor import rule_type
 from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ledger import CostLedger
 from argus.merge import add_date_edges, merge_minigraphs
 from argus.routing import measured_route
 from argus.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
-from argus.sentence_design import DatedEvent, date_edges, participants_of, sentence_time, suggestions
 from argus.words import lemma, mentions
 
 
@@ -64,7 +65,7 @@ def asks_resolver(pipe: Pipeline) -> bool:
 
 
 def entity_list(pipe: Pipeline, doc: Document) -> list:
-    """The document's entity list (``argus.entities``): caption parties, defined terms, proper names
+    """The document's entity list (``argus.designs.sentence.entities``): caption parties, defined terms, proper names
     of the fact sentences."""
     body = next((s.span[0] for s in doc.sections if s.kind != "caption"), 0)
     facts = pipe.fact_sentences(doc)
@@ -204,6 +205,19 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
         if not facts:
             run.warnings.append("no fact sentences in the narrative: the graph is empty")
         return assemble(pipe.config, doc, run, "sentence", chunks, minigraphs, graph, log, rejected)
+
+
+def suggestions(readings: dict[str, object], ids: list[str], n: int = 3) -> str:
+    """The heads' reading of each sentence, one line per sentence id, for the choice program."""
+    lines = []
+    for sid in ids:
+        r = readings.get(sid)
+        if r is None:
+            continue
+        types = ", ".join(f"{t} {p:.2f}" for t, p in r.ranked_types(n))
+        words = ", ".join(f"{w!r}" for w, _, _, _ in r.ranked_words(n))
+        lines.append(f"{sid}: type {types}; trigger {words}; states an event {r.p_event:.2f}")
+    return "\n".join(lines)
 
 
 def _find_word(text: str, phrase: str) -> int | None:

@@ -29,11 +29,13 @@ from typing import Iterable
 
 import numpy as np
 
+from argus.designs.sentence.triggers import word_features
+from argus.designs.sentence.types import type_features
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.paths import RESOURCES, complaints_dir
 from argus.schema import EVENT_TYPES
-from argus.words import AUXILIARIES, verb_form, word_spans
+from argus.words import word_spans
 
 EMBEDDED_EVENT_HEADS = RESOURCES / "event_heads_minilm.json"
 FORMAT = "argus-event-heads/1"
@@ -71,48 +73,6 @@ class SentenceReading:
     def ranked_words(self, n: int = 3) -> list[tuple[str, int, int, float]]:
         order = np.argsort(-np.asarray(self.word_probs)) if self.word_probs else []
         return [(*self.words[i], float(self.word_probs[i])) for i in list(order)[:n]]
-
-
-def _rule_features(texts: list[str]) -> np.ndarray:
-    from argus.floor import RULES
-
-    rows = []
-    for t in texts:
-        words = [w for w, _, _ in word_spans(t)]
-        rows.append([float(any(p.match(w) for w in words)) for _, p, _ in RULES])
-    return np.asarray(rows, dtype="float32").reshape(len(texts), len(RULES))
-
-
-def type_features(texts: list[str], encoder: str = "embedded") -> np.ndarray:
-    from argus.embeddings import encode
-
-    if not texts:
-        return np.zeros((0, 0), dtype="float32")
-    return np.hstack([encode(list(texts), encoder), _rule_features(texts)]).astype("float32")
-
-
-def _verb_features(words: list[tuple[str, int, int]]) -> np.ndarray:
-    rows, seen = [], 0
-    n = max(1, len(words) - 1)
-    for i, (w, _, _) in enumerate(words):
-        form = verb_form(w)
-        lw = w.lower()
-        aux = lw in AUXILIARIES
-        past = form in ("VBD", "VBN") and not aux
-        prev = words[i - 1][0].lower() if i else ""
-        rows.append([past, form == "VBG", form in ("VB", "VBZ"), aux, past and seen == 0, min(seen, 3) / 3.0,
-                     prev in AUXILIARIES, prev == "to", w[:1].isupper(), i / n, i == 0, bool(form)])
-        seen += past
-    return np.asarray(rows, dtype="float32").reshape(len(words), 12)
-
-
-def word_features(texts: list[str], encoder: str = "embedded") -> list[tuple[list[tuple[str, int, int]], np.ndarray]]:
-    """(words, feature rows) of each text for the trigger head."""
-    from argus.embeddings import encode_words
-
-    words = [word_spans(t) for t in texts]
-    vectors = encode_words(list(texts), [[(a, b) for _, a, b in ws] for ws in words], encoder)
-    return [(ws, np.hstack([v, _verb_features(ws)]).astype("float32")) for ws, v in zip(words, vectors)]
 
 
 @dataclass

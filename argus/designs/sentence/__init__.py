@@ -1,0 +1,33 @@
+"""The sentence-level design: at most one event per fact sentence, by choices, then a graph.
+
+One module per thing the design reads, so that a reader finds each by name:
+
+``types``      event types: the keyword rules and the type head's features;
+``triggers``   the word that states the event: the trigger head's features;
+``heads``      the encoder heads as stored (``argus/resources/event_heads_minilm.json``), their
+               training and cross-validation by complaint;
+``entities``   the document's entity list without a model, and the participants a sentence names;
+``time``       the time a sentence states;
+``temporal``   temporal edges (date order);
+``design``     the design itself: routing, one batch of sentences, the whole document.
+
+It may import the text layer (``argus.documents``, ``argus.preprocess``, ``argus.words``,
+``argus.embeddings``), the schema and ``argus.designs.run``; nothing above the designs.
+The design's entry points (``extract``, ``extract_batch``, ``routing``, ...) are read from
+``design`` on first use, so that the heads and rules load without the pipeline.
+"""
+
+from __future__ import annotations
+
+_DESIGN = ("asks_resolver", "entity_list", "extract", "extract_batch", "routing", "sentence_times", "suggestions")
+
+
+def __getattr__(name: str):
+    if name in _DESIGN:
+        from argus.designs.sentence import design
+
+        return getattr(design, name)
+    raise AttributeError(f"module 'argus.designs.sentence' has no attribute {name!r}")
+
+
+__all__ = list(_DESIGN)
