@@ -202,6 +202,8 @@ class SentenceConfig(_Strict):
                     "engine, where it was measured to lower temporal F1 below the date order alone at about 30 s per "
                     "batch (README)")
     date_edges: bool = Field(default=True, description="BEFORE / SAME_TIME edges between events with explicit dates")
+    edge_heads: bool = Field(default=True, description="Temporal and causal edges drawn by the heads file's pair heads "
+                                                       "(argus.designs.sentence.temporal / causal), where it has them")
     resolver: bool = Field(default=False, description="Cross-batch candidate pairs (merge.top_k, min_similarity, max_pairs) "
                                                       "decided by the resolver program, as in the chunked design")
 

@@ -352,6 +352,58 @@ def apply_resolutions(graph: DocumentGraph, resolutions: list[Resolution]) -> tu
     return new, log
 
 
+def merge_same_occurrences(graph: DocumentGraph, pairs, log: list[MergeDecision]) -> DocumentGraph:
+    """``graph`` with each (earlier, later, probability) pair of the same-occurrence head joined: the
+    later event's evidence, sources and participants pooled into the earlier one (its type, verb and
+    trigger kept; its time where it had none); edges remapped."""
+    by_id = {e.id: e for e in graph.events}
+    uf = UnionFind(by_id)
+    for a, b, p in sorted(pairs, key=lambda x: _event_number(x[1])):
+        if a in by_id and b in by_id and uf[a] != uf[b]:
+            keep, drop = sorted([uf[a], uf[b]], key=_event_number)
+            uf.union(keep, drop)
+            log.append(MergeDecision(action="merge_events", items=[a, b], rule="same_occurrence_head",
+                                     reason=f"one occurrence stated in two sentences (probability {p:.2f})"))
+    if not pairs:
+        return graph
+    root_of = {e.id: min((x for x in by_id if uf[x] == uf[e.id]), key=_event_number) for e in graph.events}
+    graph = graph.model_copy(deep=True)
+    by_id = {e.id: e for e in graph.events}
+    for ev in graph.events:
+        root = root_of[ev.id]
+        if root == ev.id:
+            continue
+        target = by_id[root]
+        target.evidence = _ordered_sids(target.evidence + ev.evidence)
+        target.sources = target.sources + [s for s in ev.sources if s not in target.sources]
+        seen = {p.entity for p in target.participants}
+        target.participants = target.participants + [p for p in ev.participants if p.entity not in seen]
+        if target.time.kind == "unknown" and ev.time.kind != "unknown":
+            target.time = EventTime(kind=ev.time.kind, value=ev.time.value)
+    new = DocumentGraph(entities=graph.entities, events=[e for e in graph.events if root_of[e.id] == e.id])
+    for e in graph.temporal_edges:
+        _add_edge(new, "temporal", root_of[e.source], root_of[e.target], e.relation, e.evidence, e.origin, log)
+    for e in graph.causal_edges:
+        _add_edge(new, "causal", root_of[e.source], root_of[e.target], e.relation, e.evidence, e.origin, log)
+    return new
+
+
+def add_head_edges(graph: DocumentGraph, kind: str, edges, log: list[MergeDecision]) -> int:
+    """Add (source, target, relation, probability) ``kind`` ("temporal" or "causal") edges drawn by
+    the sentence design's pair heads, origin ``heads``, with both events' sentences as evidence; an
+    edge already drawn is not doubled. Returns how many were added."""
+    evidence = {e.id: list(e.evidence) for e in graph.events}
+    added = 0
+    for s, t, relation, p in edges:
+        if s not in evidence or t not in evidence:
+            continue
+        if _add_edge(graph, kind, s, t, relation, evidence[s] + evidence[t], "heads", log):
+            log.append(MergeDecision(action="add_edge", items=[s, t], rule=f"{kind}_head",
+                                     reason=f"{relation}: the {kind} head's probability {p:.2f}"))
+            added += 1
+    return added
+
+
 def add_date_edges(graph: DocumentGraph, edges, log: list[MergeDecision]) -> int:
     """Add (source, target, relation, evidence) temporal edges read from explicit dates
     (``argus.designs.sentence.temporal.date_edges``), origin ``dates``; a relation Stage 2 already drew is

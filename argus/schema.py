@@ -214,7 +214,7 @@ class DocEvent(Event):
 
 
 class DocTemporalEdge(TemporalEdge):
-    origin: str = Field(description="'C2' (Stage 2 of that chunk), 'resolver', or 'dates' (explicit dates in order)")
+    origin: str = Field(description="'C2' (Stage 2 of that chunk), 'resolver', 'dates' (explicit dates in order) or 'heads' (the sentence design's pair heads)")
 
 
 class DocCausalEdge(CausalEdge):

@@ -22,6 +22,7 @@ a row stopped by a signal reports them too (marked ``stopped``).
                             [--folds 6] [--time-limit 1800] [--out out/bench-designs]
 
 Row names: ``floor``; ``sentence`` (the default: heads decide, no model call for local engines);
+``sentence-types-edges`` (the fold's heads without the named learned parts: the ladder's lower rungs);
 ``sentence+choices:MODEL`` (the choice program on the sentences the heads read below τ = 0.6);
 ``sentence+stage2:MODEL``; ``chunked:MODEL``; ``oneshot:MODEL``.
 """
@@ -54,10 +55,14 @@ def row_config(row: str) -> tuple[str, dict]:
     if name == "floor":
         return "floor", o
     if name.startswith("sentence"):  # plain "sentence" is the offline default, untouched
+        # "sentence-types-edges": the fold's heads without those learned parts (the ladder's lower rungs)
+        o.update({"_without_parts": [x for x in name.split("+")[0].split("-")[1:] if x]} if "-" in name else {})
         if "+choices" in name:
             o.update({"sentence.llm": "always", "sentence.tau": 0.6})
         if "+stage2" in name:
             o["sentence.stage2"] = True
+        if "+nodates" in name:
+            o["sentence.date_edges"] = False
         return "sentence", o
     if name in ("chunked", "oneshot"):
         return name, o
@@ -117,7 +122,14 @@ def run_row(args) -> None:
         tmp.write_text(json.dumps(result, indent=1))
         tmp.replace(out / "RESULT.json")
 
+    without = overrides.pop("_without_parts", [])
     for heads, folders in folds.items():
+        if heads and without:  # the fold's heads without some of their parts
+            data = json.loads(Path(heads).read_text())
+            data["parts"] = {k: v for k, v in data.get("parts", {}).items() if k not in without}
+            heads = str(out / f"heads-{Path(heads).stem}.json")
+            out.mkdir(parents=True, exist_ok=True)
+            Path(heads).write_text(json.dumps(data))
         cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides,
                                       **({"sentence.heads": heads} if heads else {})})
         for folder in folders:
@@ -166,6 +178,7 @@ def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
             files[key] = str(path)
         mapping[str(d)] = files[key]
     (out / "heads" / "cv.json").write_text(json.dumps(cv.as_dict(), indent=1))
+    (out / "heads" / "map.json").write_text(json.dumps(mapping, indent=1))
     return mapping
 
 
@@ -206,6 +219,31 @@ def summarize(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def ladder(results: list[dict]) -> str:
+    """Each row against the row before it on the same complaints: the paired difference of every
+    metric with its 95 % paired bootstrap interval (a ladder's rungs, lowest first)."""
+    from argus.experiments.stats import paired_bootstrap_ci
+
+    names = (("events_f1", "relaxed event F1"), ("exact_events_f1", "exact event F1"), ("entities_f1", "entity F1"),
+             ("temporal_f1", "temporal F1"), ("causal_f1", "causal F1"))
+    lines = ["| rung | " + " | ".join(f"{n} (Δ vs the rung below)" for _, n in names) + " |", "|---" * (len(names) + 1) + "|"]
+    prev = None
+    for r in results:
+        ok = {x["doc"]: x for x in r["rows"] if not x["failed"]}
+        cells = []
+        for key, _ in names:
+            mean = statistics.fmean(x[key] for x in ok.values())
+            if prev is None:
+                cells.append(f"{mean:.3f}")
+                continue
+            docs = [d for d in ok if d in prev]
+            d, lo, hi = paired_bootstrap_ci([ok[x][key] for x in docs], [prev[x][key] for x in docs])
+            cells.append(f"{mean:.3f} ({d:+.3f} [{lo:+.3f}, {hi:+.3f}])")
+        lines.append(f"| {r['row']} | " + " | ".join(cells) + " |")
+        prev = ok
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default=DEFAULT_ROWS)
@@ -216,6 +254,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("out/bench-designs"))
     ap.add_argument("--combine", type=Path, nargs="*", help="print one table from the results.json of these out folders "
                                                              "(the first floor row found is the yardstick)")
+    ap.add_argument("--ladder", action="store_true", help="with --combine: also each row against the row before it "
+                                                           "(paired differences, lowest rung first)")
+    ap.add_argument("--reuse-heads", action="store_true", help="the fold heads an earlier run wrote to OUT/heads")
     ap.add_argument("--row-spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.row_spec:
@@ -229,13 +270,17 @@ def main() -> None:
                     seen.add(r["row"])
                     results.append(r)
         print(summarize(results))
+        if args.ladder:
+            print()
+            print(ladder(results))
         return
     from argus.paths import complaints_dir
 
     splits = ("train", "dev") if args.split == "all" else (args.split,)
     docs = [d for s in splits for d in sorted(complaints_dir(s).iterdir()) if (d / "gold.json").exists()]
     args.out.mkdir(parents=True, exist_ok=True)
-    heads = _fold_heads(docs, args.folds, args.out)
+    reuse = args.out / "heads" / "map.json"
+    heads = json.loads(reuse.read_text()) if args.reuse_heads and reuse.exists() else _fold_heads(docs, args.folds, args.out)
     docs = docs[: args.docs] if args.docs else docs
     results = []
     for item in [r.strip() for r in args.rows.split(",") if r.strip()]:

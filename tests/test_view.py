@@ -19,6 +19,7 @@ from argus.errors import InputError
 from argus.export import write_ekg
 from argus.ledger import Totals
 from argus.schema import (
+    DocCausalEdge,
     DocEntity,
     DocEvent,
     DocTemporalEdge,
@@ -501,3 +502,17 @@ def test_kept_ungrounded_items_are_flagged():
     assert html.count('<span class="badge warn">ungrounded</span>') == 2  # the event in the list, the entity in the table
     assert '<b>2</b> ungrounded, kept' in html
     assert 'class="node ungrounded"' in html and "<mark class" not in html
+
+
+def test_a_caused_event_says_what_it_was_caused_by_in_the_event_list():
+    text = "Ann complained to HR. Because she complained, Boss fired Ann."
+    cut = text.index("Because")
+    ekg = tiny_ekg(text, [(0, cut - 1), (cut, len(text))],
+                   events=[event("EV1", ["S1"]), event("EV2", ["S2"]), event("EV3", ["S2"])],
+                   causal=[DocCausalEdge(source="EV1", target="EV2", relation="CAUSES", evidence=["S2"], origin="heads"),
+                           DocCausalEdge(source="EV1", target="EV3", relation="ENABLES", evidence=["S2"], origin="heads")])
+    html = render_view(ekg)
+    rows = {eid: body for eid, body in re.findall(r'<li class="event-item" data-event-id="(EV\d)"(.*?)</li>', html, re.S)}
+    assert "because of EV1" in rows["EV2"] and "made possible by EV1" in rows["EV3"]
+    assert "because of" not in rows["EV1"] and "made possible" not in rows["EV1"]
+    assert Page(html).data()["events"]["EV2"]["causes_in"] == [{"source": "EV1", "relation": "CAUSES", "evidence": ["S2"]}]

@@ -22,12 +22,12 @@ from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, war
 from argus.designs.sentence.entities import document_entities, participants_of
 from argus.designs.sentence.temporal import DatedEvent, date_edges
 from argus.designs.sentence.time import sentence_time
-from argus.designs.sentence.types import rule_type
+from argus.designs.sentence.types import lexicon_type, rule_type
 from argus.documents import Document, RawDocument
 from argus.errors import LMCallError
 from argus.grounding import Aligner, chunk_phrases, ground_items
 from argus.ledger import CostLedger
-from argus.merge import add_date_edges, merge_minigraphs
+from argus.merge import add_date_edges, add_head_edges, merge_minigraphs, merge_same_occurrences
 from argus.routing import measured_route
 from argus.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
 from argus.words import lemma, mentions
@@ -96,14 +96,15 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
     issues: list[str] = []
     attempts: dict[str, int] = {}
     picks: dict[str, list[dict]] = {}
+    lexicon = pipe.event_heads.parts.get("types")
     for s in sents:
         r = readings[s.id]
         if r.p_event < cfg.min_event_probability or not r.words:
             continue
-        etype, conf = r.best_type()
+        word, a, b, _ = r.ranked_words(1)[0]
+        etype, conf = lexicon_type(r.type_probs, word, lexicon)
         if not doc.pleading:  # an opinion, a memo: an employment type only where its keywords say so
             etype = (rule_type(s.text) or ("other", ""))[0]
-        word, a, b, _ = r.ranked_words(1)[0]
         picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
     mode, tau, why = pipe.sentence_routing()
     warn_once(why)
@@ -198,9 +199,13 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
             minigraphs = pipe.in_parallel(lambda ch: extract_batch(pipe, doc, ch, run, entities, readings, times), chunks)
         with run.timed("merge"):
             graph, log = pipe.merge(doc, minigraphs, run) if asks_resolver(pipe) else merge_minigraphs(minigraphs)
+            if cfg.edge_heads:
+                graph = join_occurrences(pipe, doc, graph, log, readings)
             if cfg.date_edges:
                 add_date_edges(graph, date_edges([DatedEvent(e.id, e.time.value or "", tuple(e.evidence))
                                                   for e in graph.events if e.time.kind == "explicit"]), log)
+            if cfg.edge_heads:
+                head_edges(pipe, doc, graph, log, readings)
             graph, rejected = pipe.ground(doc, graph, chunks, stage="sentence")
         if not facts:
             run.warnings.append("no fact sentences in the narrative: the graph is empty")
@@ -218,6 +223,43 @@ def suggestions(readings: dict[str, object], ids: list[str], n: int = 3) -> str:
         words = ", ".join(f"{w!r}" for w, _, _, _ in r.ranked_words(n))
         lines.append(f"{sid}: type {types}; trigger {words}; states an event {r.p_event:.2f}")
     return "\n".join(lines)
+
+
+def join_occurrences(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None):
+    """``graph`` with the events the same-occurrence head (``occurrences``) reads as one occurrence
+    joined, where the heads file has it."""
+    part = pipe.event_heads.parts.get("occurrences")
+    if not part or not part.get("same") or len(graph.events) < 2:
+        return graph
+    from argus.designs.sentence.occurrences import same_pairs
+    from argus.designs.sentence.pairs import PairHead
+
+    pairs = same_pairs(PairHead.from_json(part["same"]), _pair_events(doc, graph, readings))
+    return merge_same_occurrences(graph, pairs, log)
+
+
+def _pair_events(doc: Document, graph, readings: dict | None):
+    from argus.designs.sentence.pairs import pair_events
+
+    return pair_events(graph.events, {s.id: s.text for s in doc.sentences},
+                       {s.id: i for i, s in enumerate(doc.sentences)},
+                       {sid: r.p_event for sid, r in (readings or {}).items()})
+
+
+def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None) -> None:
+    """Temporal and causal edges drawn by the heads file's pair heads (``temporal``, ``causal``), where
+    the file has them; ``readings``: the heads' reading of each fact sentence."""
+    part = pipe.event_heads.parts.get("edges")
+    if not part or not graph.events:
+        return
+    from argus.designs.sentence import causal, temporal
+    from argus.designs.sentence.pairs import PairHead
+
+    events = _pair_events(doc, graph, readings)
+    if part.get("temporal"):
+        add_head_edges(graph, "temporal", temporal.edges(PairHead.from_json(part["temporal"]), events), log)
+    if part.get("causal"):
+        add_head_edges(graph, "causal", causal.edges(PairHead.from_json(part["causal"]), events), log)
 
 
 def _find_word(text: str, phrase: str) -> int | None:

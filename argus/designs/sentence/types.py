@@ -3,16 +3,30 @@
 ``RULES``            six keyword rules (hire; terminate / fire / discharge; promote; resign; discriminate /
                      harass; tell / say / email / complain / report), tried in order;
 ``rule_type``        the type of the first rule that fires in a sentence;
-``type_features``    what the type head reads: the sentence's embedding and which rules fire.
+``type_features``    what the type head reads: the sentence's embedding and which rules fire;
+``fit_part``         the trigger lexicon (the ``types`` part of the heads file): how often each trigger
+                     lemma states each type among the gold events of the training complaints;
+``lexicon_type``     the type head's distribution weighed with the lexicon's for the chosen trigger:
+                     log P_head(t) + ``LEXICON_WEIGHT`` · log P_lexicon(t | lemma), the lexicon smoothed
+                     toward the types' overall frequency. Cross-validated by complaint, this reads 55.0 %
+                     of event sentences right against 47.4 % for the head alone (docs/figures.md).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 
-from argus.words import word_spans
+from argus.words import lemma, word_spans
+
+#: the lexicon's weight beside the type head (``lexicon_type``)
+LEXICON_WEIGHT = 0.5
+#: pseudo-counts of the types' overall frequency added to each lemma's counts
+LEXICON_SMOOTHING = 0.5
 
 #: (event type, pattern on a word, base verb) in the order they are tried
 RULES: tuple[tuple[str, re.Pattern, str | None], ...] = (
@@ -51,4 +65,44 @@ def type_features(texts: list[str], encoder: str = "embedded") -> np.ndarray:
     return np.hstack([encode(list(texts), encoder), _rule_features(texts)]).astype("float32")
 
 
-__all__ = ["RULES", "rule_type", "type_features"]
+def fit_part(folders: list[Path], heads=None) -> dict:
+    """The trigger lexicon of the gold events of ``folders``: lemma of the trigger's first word →
+    type → count, and each type's count over all events."""
+    from metrics.gold import load_gold
+
+    lex: dict[str, Counter] = defaultdict(Counter)
+    prior: Counter = Counter()
+    for folder in folders:
+        for e in load_gold(folder).graph.events:
+            words = word_spans(e.trigger)
+            if words:
+                lex[lemma(words[0][0])][e.type] += 1
+                prior[e.type] += 1
+    return {"lexicon": {k: dict(v) for k, v in sorted(lex.items())}, "prior": dict(prior),
+            "weight": LEXICON_WEIGHT, "smoothing": LEXICON_SMOOTHING}
+
+
+def lexicon_type(type_probs: dict[str, float], word: str, part: dict | None) -> tuple[str, float]:
+    """(type, its share) of the type head's distribution ``type_probs`` (``none`` left out) weighed with
+    the lexicon's for the trigger ``word``; the head's own choice where the lemma is not in the lexicon."""
+    probs = {k: v for k, v in type_probs.items() if k != "none"}
+    total = sum(probs.values()) or 1.0
+    counts = (part or {}).get("lexicon", {}).get(lemma(word)) if word else None
+    if not counts:
+        k = max(probs, key=probs.get) if probs else "other"
+        return k, probs.get(k, 0.0) / total
+    prior = part.get("prior", {})
+    n_prior = sum(prior.values()) or 1
+    n = sum(counts.values())
+    alpha, weight = float(part.get("smoothing", LEXICON_SMOOTHING)), float(part.get("weight", LEXICON_WEIGHT))
+    score = {}
+    for k, v in probs.items():
+        q = (counts.get(k, 0) + alpha * prior.get(k, 0) / n_prior) / (n + alpha)
+        score[k] = math.log(v / total + 1e-9) + weight * math.log(q + 1e-9)
+    z = max(score.values())
+    norm = sum(math.exp(s - z) for s in score.values())
+    k = max(score, key=score.get)
+    return k, math.exp(score[k] - z) / norm
+
+
+__all__ = ["LEXICON_WEIGHT", "RULES", "fit_part", "lexicon_type", "rule_type", "type_features"]

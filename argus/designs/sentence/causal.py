@@ -1,0 +1,151 @@
+"""Causal edges of the sentence design: CAUSES and ENABLES, the cause never after its effect.
+
+A complaint alleges causation in the effect's sentence ("because she complained", "in retaliation
+for her report", "as a result", "which allowed him to continue"), and the cause is often far
+earlier: the protected activity of a retaliation claim (a complaint, a charge, a leave) and the
+adverse action that follows it. The **causal head** (a pair head, ``argus.designs.sentence.pairs``)
+reads every pair of events at most ``WINDOW`` apart in narrative order, the earlier as the
+cause:
+
+- the cue phrases of the later sentence (its opening and the whole), and of the earlier one
+  ("which led to", "resulting in");
+- whether the later sentence names the earlier event ("in retaliation for her complaint" names a
+  ``complaint``): the earlier event's trigger lemma or its type's words among the later sentence's;
+- the type pair, as a smoothed rate learned from the training complaints (protected activity →
+  adverse action, complaint → investigation), and each type;
+- distance, shared participants, and date order (a cause is never dated after its effect).
+
+Each effect gets at most one cause, the most probable; the head's threshold on "no edge" is chosen
+inside the training complaints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+
+from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, labelled_rows, opening
+from argus.schema import EVENT_TYPES
+from argus.words import lemma
+
+#: how far back in narrative order a cause is sought
+WINDOW = 40
+CLASSES = ("none", "CAUSES", "ENABLES")
+_C = re.compile
+CUES: tuple[tuple[str, re.Pattern], ...] = (
+    ("because", _C(r"\b(?:because|since|due to|on account of|for (?:having|her|his|their) )\b", re.I)),
+    ("retaliation", _C(r"\bretaliat\w*", re.I)),
+    ("result", _C(r"\b(?:as a (?:direct |proximate )?(?:result|consequence)|result\w*|consequen\w*|therefore|thus|"
+                  r"accordingly)\b", re.I)),
+    ("cause", _C(r"\b(?:caus\w*|led to|lead to|leading to|prompt\w*|trigger\w*|in response to|responded|"
+                 r"in light of|based on)\b", re.I)),
+    ("enable", _C(r"\b(?:allow\w*|enabl\w*|permit\w*|let|free to|continu\w*|without (?:any )?(?:investigat|"
+                  r"consequence|discipline)\w*|failed to|never)\b", re.I)),
+    ("after", _C(r"\b(?:after|following|shortly|soon|within|days? later|weeks? later|the next day)\b", re.I)),
+    ("adverse", _C(r"\b(?:terminat\w*|fired|demot\w*|disciplin\w*|suspend\w*|reduc\w*|remov\w*|denied|"
+                   r"warning|write-?up|cut|transferr\w*)\b", re.I)),
+)
+#: words that name an event of a type in a later sentence ("her complaint", "his leave")
+TYPE_WORDS = {
+    "complaint": ("complaint", "complain", "report", "grievance", "concern", "protest", "object"),
+    "charge_filing": ("charge", "eeoc", "lawsuit", "file"),
+    "leave": ("leave", "fmla", "absence"),
+    "accommodation_request": ("accommodation", "request"),
+    "medical": ("medical", "injury", "diagnos", "condition", "disability", "pregnan"),
+    "investigation": ("investigation", "investigat"),
+    "harassment": ("harass", "comment", "remark", "conduct"),
+    "discrimination": ("discriminat",),
+    "communication": ("email", "told", "said", "statement", "meeting"),
+}
+_DIST = (1, 2, 3, 5, 8, 15)
+
+
+def _names(a: PairEvent, b: PairEvent) -> bool:
+    """Whether ``b``'s sentence names ``a``: its trigger lemma or its type's words."""
+    trig = lemma(a.trigger.split()[0]) if a.trigger.split() else ""
+    low = b.text.lower()
+    if trig and len(trig) > 3 and (trig in b.lemmas or trig in low):
+        return True
+    return any(w in low for w in TYPE_WORDS.get(a.type, ()))
+
+
+def feature_names() -> list[str]:
+    names = [f"distance<={d}" for d in _DIST] + ["distance_far", "same_sentence", "date_before", "date_after",
+                                                  "shared_participants", "names_earlier", "type_pair_rate",
+                                                  "a_p_event", "b_p_event", "nearest_named", "latest_of_its_type",
+                                                  "named_between"]
+    for where in ("b_opening", "b", "a"):
+        names += [f"{where}:{name}" for name, _ in CUES]
+    names += [f"a_type={t}" for t in EVENT_TYPES] + [f"b_type={t}" for t in EVENT_TYPES]
+    return names
+
+
+def features(a: PairEvent, b: PairEvent, rates: dict[str, float] | None = None,
+             events: list[PairEvent] | None = None) -> list[float]:
+    """The causal head's features of the pair (``a`` the earlier event, the candidate cause; ``events``
+    the graph's events in narrative order, for what stands between them)."""
+    d = b.index - a.index
+    between = events[a.index + 1:b.index] if events else []
+    named = _names(a, b)
+    named_between = sum(_names(e, b) for e in between)
+    order = date_order(a, b)
+    row = [float(d <= k) for k in _DIST] + [float(d > _DIST[-1]), float(a.position == b.position),
+                                            float(order == -1), float(order == 1),
+                                            float(bool(a.participants & b.participants)), float(_names(a, b)),
+                                            float((rates or {}).get(f"{a.type}>{b.type}", 0.0)), a.p_event, b.p_event,
+                                            float(named and named_between == 0),
+                                            float(not any(e.type == a.type for e in between)), float(min(named_between, 3)) / 3]
+    row += cue_flags(opening(b.text), CUES) + cue_flags(b.text, CUES) + cue_flags(a.text, CUES)
+    row += [float(a.type == t) for t in EVENT_TYPES] + [float(b.type == t) for t in EVENT_TYPES]
+    return row
+
+
+def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
+    """Every pair at most ``WINDOW`` apart, the earlier (the candidate cause) first; a pair whose
+    dates put the cause after its effect is no candidate."""
+    return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW] if date_order(a, b) != 1]
+
+
+def type_pair_rates(graphs) -> dict[str, float]:
+    """P(causal edge | the types of a candidate pair), smoothed toward the overall rate, from the
+    aligned training graphs."""
+    pos, tot = Counter(), Counter()
+    for g in graphs:
+        for a, b in candidates(g.events):
+            key = f"{a.type}>{b.type}"
+            tot[key] += 1
+            ga, gb = g.alignment.get(a.id), g.alignment.get(b.id)
+            pos[key] += bool(ga and gb and (ga, gb) in g.causal)
+    base = sum(pos.values()) / max(1, sum(tot.values()))
+    k = 20.0
+    return {key: round((pos[key] + k * base) / (tot[key] + k), 5) for key in tot}
+
+
+def fit(graphs) -> PairHead:
+    """The causal head, trained on the design's aligned graphs of the training complaints."""
+    rates = type_pair_rates(graphs)
+    x, y, groups, targets = labelled_rows(graphs, candidates, lambda a, b, evs: features(a, b, rates, evs),
+                                          lambda g, ga, gb: g.causal.get((ga, gb), "none"))
+    head = fit_head(x, y, groups, feature_names(), per_target=targets)
+    head.meta["type_pair_rates"] = rates
+    return head
+
+
+def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
+    """(cause, effect, relation, probability): for each effect, its most probable cause where the
+    head draws one."""
+    pairs = candidates(events)
+    if not pairs:
+        return []
+    rates = head.meta.get("type_pair_rates", {})
+    x = np.asarray([features(a, b, rates, events) for a, b in pairs])
+    best: dict[str, tuple[str, str, str, float]] = {}
+    for (a, b), (rel, p) in zip(pairs, head.decide(x)):
+        if rel != "none" and (b.id not in best or p > best[b.id][3]):
+            best[b.id] = (a.id, b.id, rel, p)
+    return list(best.values())
+
+
+__all__ = ["CUES", "WINDOW", "candidates", "edges", "features", "fit", "type_pair_rates"]

@@ -1,0 +1,103 @@
+"""Temporal and causal edges of the sentence design, sieve by sieve, on small hand-made texts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from argus.designs.sentence import causal, temporal
+from argus.designs.sentence.pairs import PairEvent, PairHead, date_order, pair_events
+from argus.floor import floor_edges
+from argus.schema import Event, EventTime, Participant
+
+
+def _event(eid: str, sid: str, etype: str = "other", trigger: str = "did", date: str | None = None,
+           who: tuple[str, ...] = ()) -> Event:
+    time = EventTime(kind="explicit", value=date) if date else EventTime(kind="unknown")
+    return Event(id=eid, type=etype, verb=trigger, trigger=trigger, evidence=[sid], confidence=0.9, time=time,
+                 participants=[Participant(entity=e, role="agent") for e in who])
+
+
+def _read(events: list[Event], texts: list[str]) -> list[PairEvent]:
+    sids = [e.evidence[0] for e in events]
+    return pair_events(events, dict(zip(sids, texts)), {s: i for i, s in enumerate(sids)})
+
+
+def test_pair_events_are_in_narrative_order_with_their_dates():
+    evs = [_event("EV2", "S9", date="2020-03-05"), _event("EV1", "S3", date="2020-01")]
+    read = pair_events(evs, {"S3": "In January 2020 she was hired.", "S9": "On March 5, 2020 she left."},
+                       {"S3": 3, "S9": 9})
+    assert [e.id for e in read] == ["EV1", "EV2"] and read[0].date == (2020, 1) and read[1].date == (2020, 3, 5)
+    assert date_order(read[0], read[1]) == -1 and date_order(read[1], read[0]) == 1
+
+
+def test_a_before_that_contradicts_the_dates_is_dropped():
+    evs = _read([_event("EV1", "S1", date="2021-05-02"), _event("EV2", "S2", date="2021-04-01")],
+                ["On May 2, 2021, she complained.", "On April 1, 2021, she was hired."])
+    kept = temporal.consistent([("EV1", "EV2", "BEFORE", 0.9), ("EV2", "EV1", "BEFORE", 0.6)], {e.id: e for e in evs})
+    assert kept == [("EV2", "EV1", "BEFORE", 0.6)]
+
+
+def test_a_cycle_of_before_edges_is_broken_at_its_least_probable_edge():
+    evs = _read([_event(f"EV{i}", f"S{i}") for i in (1, 2, 3)], ["A met.", "B met.", "C met."])
+    edges = [("EV1", "EV2", "BEFORE", 0.9), ("EV2", "EV3", "BEFORE", 0.8), ("EV3", "EV1", "BEFORE", 0.4),
+             ("EV1", "EV3", "OVERLAP", 0.7)]
+    kept = temporal.consistent(edges, {e.id: e for e in evs})
+    assert ("EV3", "EV1", "BEFORE", 0.4) not in kept and len(kept) == 3
+
+
+def _head(features: list[str], classes: list[str], fire: dict[str, dict[str, float]], threshold: float = 0.5) -> PairHead:
+    """A head that writes a relation when the named features are on (weights set by hand)."""
+    w = np.zeros((len(classes), len(features)))
+    for rel, by_feature in fire.items():
+        for name, value in by_feature.items():
+            w[classes.index(rel), features.index(name)] = value
+    bias = np.array([2.0 if c == "none" else 0.0 for c in classes])
+    return PairHead(classes, features, w, bias, threshold)
+
+
+def test_the_temporal_head_reads_a_cue_in_the_later_sentence():
+    names = temporal.feature_names()
+    head = _head(names, list(temporal.CLASSES), {"BEFORE": {"b_opening:next_day": 5.0, "distance=1": 1.0}})
+    evs = _read([_event("EV1", "S1", "complaint", "complained"), _event("EV2", "S2", "termination", "fired")],
+                ["Plaintiff complained to Human Resources.", "The next day, Palmer fired her."])
+    assert temporal.edges(head, evs) == [("EV1", "EV2", "BEFORE", pytest.approx(0.95, abs=0.05))]
+    quiet = _read([_event("EV1", "S1", "complaint", "complained"), _event("EV2", "S2", "termination", "fired")],
+                  ["Plaintiff complained to Human Resources.", "Palmer is the regional manager."])
+    assert temporal.edges(head, quiet) == []
+
+
+def test_the_causal_head_links_an_effect_to_the_earlier_event_its_sentence_names():
+    names = causal.feature_names()
+    head = _head(names, list(causal.CLASSES), {"CAUSES": {"b:retaliation": 2.5, "names_earlier": 2.5}})
+    evs = _read([_event("EV1", "S1", "complaint", "complained"), _event("EV2", "S2", "communication", "met"),
+                 _event("EV3", "S3", "termination", "fired")],
+                ["On May 1, 2020, Plaintiff complained to HR about Palmer.", "Palmer met with his team.",
+                 "In retaliation for her complaint, Palmer fired Plaintiff."])
+    drawn = causal.edges(head, evs)
+    assert [(s, t, r) for s, t, r, _ in drawn] == [("EV1", "EV3", "CAUSES")]
+
+
+def test_a_cause_is_never_dated_after_its_effect():
+    evs = _read([_event("EV1", "S1", "complaint", "complained", "2020-06-01"),
+                 _event("EV2", "S2", "termination", "fired", "2020-03-01")],
+                ["On June 1, 2020, she complained.", "Because she complained, on March 1, 2020, he fired her."])
+    assert causal.candidates(evs) == []
+
+
+def test_pair_heads_round_trip_through_json():
+    head = _head(temporal.feature_names(), list(temporal.CLASSES), {"OVERLAP": {"b:overlap": 3.0}}, 0.7)
+    again = PairHead.from_json(json.loads(json.dumps(head.to_json())))
+    x = np.random.default_rng(0).integers(0, 2, size=(5, len(head.features))).astype(float)
+    assert np.allclose(head.probs(x), again.probs(x)) and again.threshold == 0.7
+
+
+def test_the_floor_draws_date_order_and_the_adjacent_chain():
+    evs = [_event(f"EV{i}", f"S{i}") for i in (1, 2, 3, 4)]
+    edges = floor_edges(evs, ["On March 5, 2020, she was hired.", "On March 1, 2020, she interviewed.",
+                              "Later she complained.", "He fired her."])
+    got = {(e.source, e.relation, e.target) for e in edges}
+    # the dates put EV2 first, so no chain edge EV1 -> EV2; the rest is the chain
+    assert got == {("EV2", "BEFORE", "EV1"), ("EV2", "BEFORE", "EV3"), ("EV3", "BEFORE", "EV4")}
