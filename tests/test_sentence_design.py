@@ -176,11 +176,17 @@ def test_sentence_design_heads_only_makes_no_model_call(tmp_path):
     ekg = pipe.extract(DEMO)
     assert ekg.method == "sentence" and pipe.engine.calls == [] and ekg.ledger.totals.calls == 0
     facts = {s.id for s in ekg.sentences if s.in_narrative and s.fact}
-    assert len(ekg.graph.events) >= 0.6 * len(facts)
+    # one event per occurrence: an event per fact sentence, but neighbours that state one occurrence join
+    assert sum(len(ev.evidence) for ev in ekg.graph.events) >= 0.6 * len(facts)
+    spans = {s.id: s.span for s in ekg.sentences}
     for ev in ekg.graph.events:
-        (sid,) = ev.evidence
-        assert sid in facts and ev.grounded and ev.trigger_span
+        assert set(ev.evidence) <= facts and ev.grounded and ev.trigger_span
         assert ekg.text[ev.trigger_span[0]:ev.trigger_span[1]] == ev.trigger
+        assert any(spans[s][0] <= ev.trigger_span[0] < spans[s][1] for s in ev.evidence)
+    # the shipped heads file carries the edge heads: the graph has temporal and causal edges of its own
+    assert {e.origin for e in ekg.graph.temporal_edges} >= {"heads"} and ekg.graph.causal_edges
+    joined = [ev for ev in ekg.graph.events if len(ev.evidence) > 1]
+    assert all(len(ev.evidence) <= 3 for ev in joined)
     assert not span_problems(ekg) and not ekg.rejected
     assert ekg.graph.entities and all(e.mentions for e in ekg.graph.entities)
 
