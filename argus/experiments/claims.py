@@ -235,6 +235,15 @@ def _scores(y_true: np.ndarray, probs: np.ndarray) -> dict[str, float]:
     }
 
 
+def _prediction_rows(rep: str, seed: int, doc_ids: list[str], labels: Sequence[str], y: np.ndarray,
+                     probs: np.ndarray) -> pd.DataFrame:
+    n_docs, n_labels = y.shape
+    return pd.DataFrame({
+        "representation": rep, "seed": seed, "doc_id": np.repeat(doc_ids, n_labels),
+        "label": np.tile(list(labels), n_docs), "gold": y.reshape(-1).astype(int), "prob": probs.reshape(-1).astype(float),
+    })
+
+
 def run_claims(
     *,
     graphs: str | Path = "gold",
@@ -262,7 +271,10 @@ def run_claims(
     With ``out`` the table is written as ``claims.csv`` and ``claims.md``.
 
     ``df.attrs`` holds ``caption``, ``notes``, ``per_seed`` (a DataFrame), ``skipped``,
-    ``label_stats`` and ``seconds``.
+    ``label_stats``, ``seconds`` and ``predictions``: the held-out probability of every scored
+    document and label per representation and seed (columns ``representation``, ``seed``,
+    ``doc_id``, ``label``, ``gold``, ``prob``), from which per-complaint scores and bootstrap
+    intervals over complaints are computed (``bench/downstream.py``).
     """
     import torch  # here, not at import: every argus command loads this module to list its options
 
@@ -321,6 +333,7 @@ def run_claims(
     y = torch.from_numpy(y_all)
     cfg = TrainConfig(lr=lr, epochs=epochs)
     per_seed: list[dict] = []
+    predictions: list[pd.DataFrame] = []
     for seed in seeds:
         probs = {rep: np.zeros_like(y_all) for rep in representations}
         tested: list[int] = []
@@ -344,6 +357,8 @@ def run_claims(
         tested = sorted(set(tested))
         for rep in representations:
             per_seed.append({"representation": rep, "seed": seed, **_scores(y_all[tested], probs[rep][tested])})
+            predictions.append(_prediction_rows(rep, seed, [docs[i].doc_id for i in tested], labels,
+                                                y_all[tested], probs[rep][tested]))
 
     per = pd.DataFrame(per_seed)
     if cv is None:
@@ -401,6 +416,7 @@ def run_claims(
     elapsed = time.perf_counter() - started
     df.attrs.update(
         caption=caption, notes=notes, per_seed=per, skipped=skipped, label_stats=stats, seconds=elapsed,
+        predictions=pd.concat(predictions, ignore_index=True),
     )
     if out is not None:
         write_tables(df, out)

@@ -28,6 +28,13 @@ sentence ids comparable); paired tests between every pair of conditions
 call failed in any condition is left out of the F1 comparison in all three (and counted), as in
 the paper; evidence recall, a property of the contexts, is reported over all questions.
 
+Retrieval is its own step (:class:`Retriever` over :class:`RetrievalUnit` s): the raw windows
+(:func:`sentence_units`) and the events (:func:`event_units`: an event's linearized line, its
+temporal and causal neighbours and the sentences it cites) are ranked by cosine similarity to the
+question; every unit knows the GOLD sentence ids it stands for (a pipeline graph's sentence ids
+mapped through their spans, :func:`gold_sentence_map`), so :func:`retrieval_recall` measures
+recall@k of the gold evidence without any LM (``bench/downstream.py``).
+
 The paper's figures (raw 0.323, hybrid 0.363, EKG 0.446 mean token F1; 300 questions over 10
 complaints, GPT-4o) come from its own corpus and model; they are not comparable with a run here.
 """
@@ -201,6 +208,178 @@ def _rank(query: np.ndarray, items: np.ndarray) -> list[int]:
     return [int(i) for i in np.argsort(-scores, kind="stable")]
 
 
+# ----------------------------------------------------------------------------- retrieval
+
+#: the cut-offs of the retrieval recall (``bench/downstream.py``)
+RECALL_KS: tuple[int, ...] = (1, 3, 5)
+_TEMPORAL_PHRASES = {  # relation → (as the source, as the target)
+    "BEFORE": ("before", "after"), "AFTER": ("after", "before"),
+    "OVERLAP": ("overlapping", "overlapping"), "SAME_TIME": ("at the same time as", "at the same time as"),
+}
+_CAUSAL_PHRASES = {
+    "CAUSES": ("causing", "because of"), "ENABLES": ("enabling", "enabled by"), "PREVENTS": ("preventing", "prevented by"),
+}
+
+
+@dataclass(frozen=True)
+class RetrievalUnit:
+    """One thing a retriever can return: the text the encoder embeds, the block a context shows,
+    and the GOLD sentence ids it stands for (its ``evidence``, what recall is counted on)."""
+
+    id: str
+    text: str
+    block: Block
+    evidence: tuple[str, ...]
+
+
+def sentence_units(doc: QADocument, size: int = CHUNK_SENTENCES) -> list[RetrievalUnit]:
+    """The raw-text units: windows of ``size`` FACTS sentences (:func:`raw_chunks`; ``size=1``: sentences)."""
+    units = []
+    for i, block in enumerate(raw_chunks(doc, size)):
+        ids = tuple(s.id for s in doc.facts[i * size : (i + 1) * size])
+        units.append(RetrievalUnit(f"W{i + 1}" if size > 1 else ids[0], block.text, block, ids))
+    return units
+
+
+def gold_sentence_map(doc: QADocument) -> dict[str, list[str]]:
+    """Graph sentence id → the gold sentence ids it stands for.
+
+    Gold graphs cite gold ids (identity); a pipeline graph's own sentence ids go through their
+    character spans (:func:`metrics.gold.sentence_alignment`, as ``metrics.gold.to_gold_space``
+    does); pipeline ids are never compared with gold ids directly (both read ``S1``, ``S2``, …). An
+    empty ``graph_sentences`` (a hand-built document that names none) is read as the gold index.
+    """
+    if doc.graph_sentences is doc.sentences or not doc.graph_sentences:
+        return {sid: [sid] for sid in doc.sentences}
+    from metrics.gold import sentence_alignment
+
+    return sentence_alignment(list(doc.graph_sentences.values()), list(doc.sentences.values()))
+
+
+def event_relations(graph: dict | Any) -> dict[str, list[str]]:
+    """Event id → phrases naming its temporal and causal neighbours, e.g. ``after EV2 complaint
+    (complain)``, ``because of EV1 complaint (complain)`` (each edge read from both of its ends)."""
+    g = graph.model_dump() if hasattr(graph, "model_dump") else (graph or {})
+    names = {ev["id"]: f"{ev['id']} {ev.get('type', 'other')} ({ev.get('verb') or ev.get('type') or ''})" for ev in g.get("events") or []}
+    out: dict[str, list[str]] = {eid: [] for eid in names}
+    for kind, phrases in (("temporal_edges", _TEMPORAL_PHRASES), ("causal_edges", _CAUSAL_PHRASES)):
+        for e in g.get(kind) or []:
+            s, t, rel = e.get("source"), e.get("target"), str(e.get("relation", "")).upper()
+            if s not in names or t not in names:
+                continue
+            as_source, as_target = phrases.get(rel, (rel.lower() or "related to", rel.lower() or "related to"))
+            out[s].append(f"{as_source} {names[t]}")
+            out[t].append(f"{as_target} {names[s]}")
+    return out
+
+
+def event_units(doc: QADocument, lin: LinearizedEKG | None = None, *, quotes: bool = True) -> list[RetrievalUnit]:
+    """The EKG units: one per event, in graph order. Text: the event's linearized line (type, verb,
+    participants, time), its temporal and causal neighbours (:func:`event_relations`) and, with
+    ``quotes``, the sentences it cites; evidence: those sentences as gold ids (:func:`gold_sentence_map`)."""
+    if doc.graph is None:
+        return []
+    lin = lin if lin is not None else linearize_graph(doc.graph, doc.graph_sentences)
+    g = doc.graph.model_dump() if hasattr(doc.graph, "model_dump") else doc.graph
+    cited = {ev["id"]: ev.get("evidence") or [] for ev in g.get("events") or []}
+    relations = event_relations(g)
+    to_gold = gold_sentence_map(doc)
+    order = {sid: i for i, sid in enumerate(doc.sentences)}
+    units = []
+    for eid, block in lin.events:
+        line, _, quoted = block.text.partition("\n")
+        rel = relations.get(eid) or []
+        text = line + (f"; {'; '.join(rel)}" if rel else "") + (f"\n{quoted}" if quotes and quoted else "")
+        gold = {gid for sid in cited.get(eid, []) for gid in to_gold.get(sid, [])}
+        units.append(RetrievalUnit(eid, text, block, tuple(sorted(gold, key=lambda x: order.get(x, len(order))))))
+    return units
+
+
+class Retriever:
+    """Units ranked by the cosine similarity of their text to a question (one embedding each)."""
+
+    def __init__(self, units: Sequence[RetrievalUnit], embed: Callable[[Sequence[str]], np.ndarray]):
+        self.units = list(units)
+        self.vectors = embed([u.text for u in self.units]) if self.units else np.zeros((0, 1), dtype="float32")
+
+    def ranked(self, query: np.ndarray) -> list[RetrievalUnit]:
+        """Every unit, most similar first (ties in unit order)."""
+        return [self.units[i] for i in _rank(query, self.vectors)]
+
+    def top(self, query: np.ndarray, k: int) -> list[RetrievalUnit]:
+        return self.ranked(query)[:k]
+
+
+def retrieved_sentences(units: Sequence[RetrievalUnit]) -> list[str]:
+    """The distinct gold sentence ids the units cite, in rank order (a unit's own in document order)."""
+    return list(dict.fromkeys(sid for u in units for sid in u.evidence))
+
+
+def recall_at_k(ranked: Sequence[RetrievalUnit], evidence: Sequence[str], k: int, *, unit: str = "units") -> float:
+    """Share of the gold evidence sentences covered by the top ``k`` of ``ranked`` (NaN without evidence).
+
+    ``unit="units"``: the sentences cited by the first ``k`` units; ``unit="sentences"``: the first
+    ``k`` distinct sentences those units cite in rank order (an equal budget of sentences whatever a
+    unit holds).
+    """
+    gold = set(evidence)
+    if not gold:
+        return float("nan")
+    if unit == "units":
+        got = set(retrieved_sentences(ranked[:k]))
+    elif unit == "sentences":
+        got = set(retrieved_sentences(ranked)[:k])
+    else:
+        raise ValueError("unit must be 'units' or 'sentences'")
+    return len(gold & got) / len(gold)
+
+
+def retrieval_recall(
+    documents: Sequence[QADocument],
+    encoder: str | Any = "embedded",
+    ks: Sequence[int] = RECALL_KS,
+    *,
+    retrievers: Sequence[str] = ("raw", "ekg"),
+) -> pd.DataFrame:
+    """Recall@k of the gold evidence sentences of every FAQ question, one row per question and retriever.
+
+    Retrievers (the units :func:`run_qa` retrieves from, with the same encoder): ``raw`` — the
+    FACTS sentences one by one; ``raw-all`` — every sentence of the complaint; ``ekg`` — the events
+    (:func:`event_units`); ``ekg-noquote`` — the events without the text of the sentences they cite
+    (the graph alone). Columns: ``doc_id``, ``qid``, ``type``, ``retriever``, ``n_evidence``,
+    ``n_units``, ``r@k`` (the first k units), ``s@k`` (the first k sentences, an equal budget) and
+    ``sent@k`` (sentences the first k units return) for each k. A document without a graph has no
+    EKG units (recall 0).
+    """
+    embed = _Embedder(encoder)
+    rows = []
+    for doc in documents:
+        units: dict[str, list[RetrievalUnit]] = {}
+        for name in retrievers:
+            if name == "raw":
+                units[name] = sentence_units(doc, 1)
+            elif name == "raw-all":
+                units[name] = [RetrievalUnit(s.id, s.text, block_of([s], s.text), (s.id,)) for s in doc.sentences.values()]
+            elif name in ("ekg", "ekg-noquote"):
+                units[name] = event_units(doc, quotes=name == "ekg")
+            else:
+                raise ArgusError(f"unknown retriever {name!r}")
+        rets = {name: Retriever(u, embed) for name, u in units.items()}
+        q_x = embed([q["question"] for q in doc.questions])
+        for qi, q in enumerate(doc.questions):
+            evidence = [sid for sid in q.get("evidence") or [] if sid in doc.sentences]
+            for name, ret in rets.items():
+                ranked = ret.ranked(q_x[qi])
+                row = {"doc_id": doc.doc_id, "qid": q["id"], "type": q.get("type", "other"), "retriever": name,
+                       "n_evidence": len(evidence), "n_units": len(ranked)}
+                for k in ks:
+                    row[f"r@{k}"] = recall_at_k(ranked, evidence, k, unit="units")
+                    row[f"s@{k}"] = recall_at_k(ranked, evidence, k, unit="sentences")
+                    row[f"sent@{k}"] = len(retrieved_sentences(ranked[:k]))
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
 # ----------------------------------------------------------------------------- running
 
 
@@ -280,14 +459,13 @@ def run_qa(
     rows = []
     for doc in documents:
         questions = doc.questions[:questions_per_doc] if questions_per_doc else doc.questions
-        chunks = raw_chunks(doc, chunk_sentences)
-        chunk_x = embed([b.text for b in chunks])
+        passages = Retriever(sentence_units(doc, chunk_sentences), embed)
         lin = linearize_graph(doc.graph, doc.graph_sentences) if doc.graph is not None else None
-        event_x = embed([b.text for _, b in lin.events]) if lin and lin.events else None
+        events = Retriever(event_units(doc, lin), embed) if lin and lin.events else None
         q_x = embed([q["question"] for q in questions])
         for qi, q in enumerate(questions):
-            retrieved = [chunks[i] for i in _rank(q_x[qi], chunk_x)[:top_k]]
-            order = [lin.events[i][0] for i in _rank(q_x[qi], event_x)] if event_x is not None else None
+            retrieved = [u.block for u in passages.top(q_x[qi], top_k)]
+            order = [u.id for u in events.ranked(q_x[qi])] if events is not None else None
             contexts = build_contexts(lin, retrieved, order, max_context_words)
             for cond in CONDITIONS:
                 ctx = contexts[cond]

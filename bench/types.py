@@ -1,0 +1,133 @@
+"""The event-type ladder, cross-validated by complaint: which step reads more event sentences right.
+
+Every rung is measured on the same folds as ``bench/designs.py`` (``argus.designs.sentence.heads._folds``,
+six groups of three complaints), each choice made inside the fold, on the sentences that state a gold
+event (the type of the event whose trigger comes first):
+
+``head``         the type head alone (its C chosen inside the fold, as ``train_event_heads`` does), the
+                 most probable type with ``none`` left out, as the design reads it;
+``+lexicon``     weighed with the trigger lexicon of the training complaints' gold events, for the word
+                 the trigger head picks (``argus.designs.sentence.types.lexicon_type``; shipped);
+``+prototypes``  and with the similarity of the sentence to a written definition of each type (zero-shot
+                 typing by label descriptions: softmax of cosine / 0.1, weight 0.5).
+
+Printed: accuracy per rung (mean over complaints, 95 % bootstrap interval), the paired difference to
+the rung below (95 % paired bootstrap interval over complaints), and the most frequent confusions of
+the shipped rung.
+
+    python bench/types.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+#: a written definition per type, for the prototype rung (not shipped: measured no better)
+DEFINITIONS = {
+    "hiring": "The employer hired the plaintiff and she began working in a new job position.",
+    "promotion": "The employee was promoted to a higher position or title.",
+    "demotion": "The employee was demoted to a lower position with reduced responsibilities.",
+    "complaint": "The employee complained or reported discrimination, harassment or mistreatment to a supervisor or "
+                 "human resources.",
+    "harassment": "A coworker or supervisor made demeaning remarks, slurs, jokes, unwanted touching or sexual advances "
+                  "toward the employee.",
+    "discrimination": "The employer treated the employee worse than others because of race, sex, age, disability or "
+                      "religion.",
+    "accommodation_request": "The employee asked for an accommodation for a disability, pregnancy or religious practice.",
+    "accommodation_denial": "The employer denied or refused the requested accommodation.",
+    "leave": "The employee took or requested medical, FMLA, maternity or other leave from work.",
+    "discipline": "The employee received a written warning, write-up, performance improvement plan or suspension.",
+    "investigation": "Human resources investigated the complaint, interviewed witnesses or reviewed the conduct.",
+    "termination": "The employer fired the employee and terminated her employment.",
+    "resignation": "The employee resigned or quit her job.",
+    "pay_decision": "The employer changed the employee's pay, salary, raise, bonus or commission.",
+    "schedule_change": "The employee's shift, schedule, hours, duties or assignment was changed.",
+    "communication": "Someone told, emailed, wrote, said or informed the employee something in a meeting, call or "
+                     "message.",
+    "medical": "The employee was diagnosed with a medical condition, injured, became pregnant or received treatment.",
+    "charge_filing": "The employee filed a charge of discrimination with the EEOC or a state agency.",
+    "other": "The employee worked at the company and performed her job duties.",
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--folds", type=int, default=6)
+    args = ap.parse_args()
+
+    from argus.designs.sentence import heads as H
+    from argus.designs.sentence.types import fit_part, lexicon_type
+    from argus.embeddings import encode
+    from argus.experiments.stats import paired_bootstrap_ci
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    t0 = time.perf_counter()
+    folders = H.annotated_folders(("train", "dev"))
+    docs = H.labeled_complaints(folders)
+    f = H._Features.of(docs, "embedded")
+    names = list(DEFINITIONS)
+    proto = np.asarray(encode([DEFINITIONS[t] for t in names]), dtype="float64")
+    proto /= np.linalg.norm(proto, axis=1, keepdims=True)
+    rungs = ("head", "+lexicon", "+prototypes")
+    acc: dict[str, dict[str, list[bool]]] = {r: {} for r in rungs}
+    confusions: collections.Counter = collections.Counter()
+    for tr, te in H._folds(len(docs), args.folds):
+        c_type, c_trigger = H._choose(f, tr)
+        tm = H._type_model(c_type).fit(*H._type_xy(f, tr))
+        wm = H._trigger_model(c_trigger).fit(*H._trigger_xy(f, tr))
+        lexicon = fit_part([folders[i] for i in tr])
+        classes = list(tm.classes_)
+        for i in te:
+            d = docs[i]
+            probs = tm.predict_proba(f.type_x[i])
+            emb = f.type_x[i][:, :proto.shape[1]].astype("float64")
+            emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-9)
+            sims = emb @ proto.T
+            for k, (gold, (words, x)) in enumerate(zip(d.types, f.words[i])):
+                if gold == H.NONE or not len(words):
+                    continue
+                p = {c: float(probs[k][j]) for j, c in enumerate(classes)}
+                word = words[int(wm.predict_proba(x)[:, 1].argmax())][0]
+                head = max((c for c in p if c != H.NONE), key=p.get)
+                lex, _ = lexicon_type(p, word, lexicon)
+                s = np.exp((sims[k] - sims[k].max()) / 0.1)
+                s /= s.sum()
+                weighed = {c: float(np.exp(np.log(v + 1e-9) + 0.5 * np.log(s[names.index(c)] + 1e-9)))
+                           for c, v in p.items() if c != H.NONE and c in names}
+                both, _ = lexicon_type(weighed, word, lexicon)
+                for rung, pick in zip(rungs, (head, lex, both)):
+                    acc[rung].setdefault(d.doc_id, []).append(pick == gold)
+                if lex != gold:
+                    confusions[(gold, lex)] += 1
+    docs_ids = list(acc["head"])
+    print("| rung | type accuracy on event sentences [95 % CI] | Δ vs the rung below [95 % paired CI] |")
+    print("|---|---|---|")
+    prev = None
+    for rung in rungs:
+        per = [statistics.fmean(acc[rung][d]) for d in docs_ids]
+        lo, hi = bootstrap_ci(per)
+        delta = "–"
+        if prev is not None:
+            dd, dlo, dhi = paired_bootstrap_ci(per, prev)
+            delta = f"{dd:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"
+        pooled = sum(sum(v) for v in acc[rung].values()) / sum(len(v) for v in acc[rung].values())
+        print(f"| {rung} | {statistics.fmean(per):.3f} [{lo:.3f}, {hi:.3f}] (pooled {pooled:.3f}) | {delta} |")
+        prev = per
+    print()
+    print("most frequent confusions of +lexicon (gold → read):",
+          ", ".join(f"{g} → {p} {n}" for (g, p), n in confusions.most_common(10)))
+    print(f"{sum(len(v) for v in acc['head'].values())} event sentences of {len(docs_ids)} complaints, "
+          f"{time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
