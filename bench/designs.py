@@ -256,6 +256,8 @@ def main() -> None:
                                                              "(the first floor row found is the yardstick)")
     ap.add_argument("--ladder", action="store_true", help="with --combine: also each row against the row before it "
                                                            "(paired differences, lowest rung first)")
+    ap.add_argument("--parts", help="comma-separated learned parts the fold heads train (default: all of "
+                                     "argus.designs.sentence.heads.PARTS)")
     ap.add_argument("--reuse-heads", action="store_true", help="the fold heads an earlier run wrote to OUT/heads")
     ap.add_argument("--row-spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -279,6 +281,11 @@ def main() -> None:
     splits = ("train", "dev") if args.split == "all" else (args.split,)
     docs = [d for s in splits for d in sorted(complaints_dir(s).iterdir()) if (d / "gold.json").exists()]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.parts is not None:  # the folds train only these learned parts (a ladder without a middle rung)
+        from argus.designs.sentence import heads as heads_module
+
+        keep = [x for x in args.parts.split(",") if x]
+        heads_module.PARTS = tuple((n, m) for n, m in heads_module.PARTS if n in keep)
     reuse = args.out / "heads" / "map.json"
     heads = json.loads(reuse.read_text()) if args.reuse_heads and reuse.exists() else _fold_heads(docs, args.folds, args.out)
     docs = docs[: args.docs] if args.docs else docs
