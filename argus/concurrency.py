@@ -14,11 +14,14 @@ finish in — the pipeline's outputs (ids, merge order, merge log) are those of 
 the same LM answers — and runs each item in a copy of the caller's ``contextvars`` context, so the
 ledger attribution and DSPy's settings (``dspy.context``) follow the work into worker threads.
 
-Provider faults (HTTP 429, 408/409, 5xx, timeouts, dropped connections) are retried by
-``call_with_retries`` with exponential backoff and jitter, honouring ``Retry-After``; the waits come
-from litellm's own ``calculate_retry_after``. A call that keeps failing raises, and fails its document.
-A call refused for its credentials (HTTP 401, an authentication error, or a client that had no key to
-send; ``credentials_fault``) is a configuration error: ``CredentialsError`` at once, never retried.
+Provider faults are classified by DSPy's own taxonomy (``dspy.utils.exceptions``; see ``lm_fault``):
+what DSPy calls retryable (``is_retryable_lm_error``: rate limits, timeouts, server errors, dropped
+connections) is retried by ``call_with_retries`` with exponential backoff and jitter (litellm's
+``calculate_retry_after``), honouring the provider's ``Retry-After`` (``LMProviderError.retry_after``);
+the wait is outside the model's limiter slot. A call that keeps failing raises, and fails its document.
+A call refused for its credentials (``LMAuthError``: HTTP 401/403, an authentication error; DSPy's
+``LMNotConfiguredError``; or a client that had no key to send; ``credentials_fault``) is a configuration
+error: ``CredentialsError`` at once, never retried.
 """
 
 from __future__ import annotations
@@ -193,26 +196,51 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
+def _faults(exc: BaseException) -> Iterator[BaseException]:
+    """The errors along ``exc`` and what it was raised from that DSPy's taxonomy classifies, each as a
+    DSPy ``LMError``: DSPy's own errors as raised; lm15's, litellm's or an SDK's (a fault raised where DSPy
+    did not project it: a custom engine, a caller's code) as DSPy's error boundary and its litellm engine
+    project them (``dspy.clients.errors.wrap_error``, ``dspy.clients.engines.litellm_errors.to_lm15_error``:
+    litellm's exception classes, else an HTTP status). An ``LMUnexpectedError`` is DSPy saying it could not
+    classify the failure: it is passed over, and its cause looked at."""
+    from dspy import lm15
+    from dspy.clients.engines.litellm_errors import to_lm15_error
+    from dspy.clients.errors import wrap_error
+    from dspy.utils.exceptions import LMError, LMUnexpectedError
+
+    for e in _chain(exc):
+        if not isinstance(e, LMError):
+            if not isinstance(e, lm15.LM15Error):
+                e = to_lm15_error(e)
+            if not isinstance(e, lm15.LM15Error):
+                continue  # not a provider fault: a defect, or an error of the caller's own
+            e = wrap_error(e, model="")
+        if type(e) is not LMUnexpectedError:
+            yield e
+
+
+def lm_fault(exc: BaseException):
+    """The provider fault of a failed call as a DSPy ``LMError`` (``dspy.utils.exceptions``), or None when
+    DSPy's taxonomy does not classify it (a defect, not a provider fault): the first one along ``exc`` and
+    what it was raised from (see ``_faults``)."""
+    return next(_faults(exc), None)
+
+
 def fault_status(exc: BaseException) -> int | None:
-    """The HTTP status a provider fault carries (408 for timeouts, 503 for transport failures), or None."""
-    for e in _chain(exc):
-        for attr in ("status_code", "status"):
-            status = getattr(e, attr, None)
-            if isinstance(status, int) and not isinstance(status, bool):
-                return status
-    for e in _chain(exc):
-        name = type(e).__name__
-        if "Timeout" in name and "Lock" not in name:
-            return 408
-        if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError", "LMTransportError",
-                    "LMServerError", "ConnectError", "ReadError", "RemoteProtocolError"):
-            return 503
-        if name in ("RateLimitError", "LMRateLimitError"):
-            return 429
-    return None
+    """The HTTP status of a provider fault (``LMProviderError.status``; without one, 429 for a rate limit,
+    408 for a timeout, 401 for an authentication error, 503 for a server or transport failure), or None."""
+    from dspy.utils.exceptions import LMAuthError, LMRateLimitError, LMServerError, LMTimeoutError, LMTransportError
+
+    fault = lm_fault(exc)
+    if fault is None:
+        return None
+    if isinstance(fault.status, int) and not isinstance(fault.status, bool):
+        return fault.status
+    implied = ((LMRateLimitError, 429), (LMTimeoutError, 408), (LMAuthError, 401), (LMServerError, 503),
+               (LMTransportError, 503))
+    return next((status for cls, status in implied if isinstance(fault, cls)), None)
 
 
-_AUTH_ERRORS = ("AuthenticationError", "PermissionDeniedError", "LMAuthError", "AuthError")
 #: what a client says when it had no key to send (the OpenAI SDK's "Missing credentials. Please pass an
 #: `api_key` …", litellm's "Missing Anthropic API Key", "Missing Gemini API key"): a 500 or a connection error
 #: to litellm, a missing key to the user
@@ -221,47 +249,41 @@ _MISSING_KEY = re.compile(r"\bmissing (?:\w+ )?(?:api[ _-]?key|credentials)\b|ap
 
 
 def credentials_fault(exc: BaseException) -> bool:
-    """Whether a failed call was refused for its credentials, or made without any: an authentication or
-    permission error (litellm's, DSPy's; HTTP 401), or — whatever status litellm gave it — a client that
-    could not send a request for want of a key (the innermost error says so)."""
-    chain = list(_chain(exc))
-    for e in chain:
-        if type(e).__name__ in _AUTH_ERRORS:
-            return True
-        if any(getattr(e, attr, None) == 401 for attr in ("status_code", "status")):
-            return True
-    return bool(_MISSING_KEY.search(str(chain[-1])))
+    """Whether a failed call was refused for its credentials, or made without any: DSPy's ``LMAuthError``
+    (an authentication or permission error, HTTP 401/403) or ``LMNotConfiguredError`` anywhere along the
+    failure, or — whatever status litellm gave it — a client that could not send a request for want of a
+    key (the innermost error says so)."""
+    from dspy.utils.exceptions import LMAuthError, LMNotConfiguredError
+
+    if any(isinstance(fault, (LMAuthError, LMNotConfiguredError)) for fault in _faults(exc)):
+        return True
+    return bool(_MISSING_KEY.search(str(list(_chain(exc))[-1])))
 
 
 def retryable(exc: BaseException) -> bool:
-    """Whether a failed call is worth repeating: rate limits, timeouts, conflicts and server errors."""
-    from litellm.utils import should_retry
+    """Whether a failed call is worth repeating: DSPy's ``is_retryable_lm_error`` of its provider fault
+    (rate limits, timeouts, server errors, transport failures)."""
+    from dspy.utils.exceptions import is_retryable_lm_error
 
-    status = fault_status(exc)
-    return status is not None and should_retry(status)
+    fault = lm_fault(exc)
+    return fault is not None and is_retryable_lm_error(fault)
 
 
 def retry_wait(exc: BaseException, attempt: int, max_retries: int) -> float:
-    """Seconds to wait before retry ``attempt`` (1-based): the provider's ``Retry-After`` when it
-    sent a reasonable one (≤ 60 s), else exponential backoff; with jitter either way (litellm's
-    ``calculate_retry_after``)."""
-    import math
+    """Seconds to wait before retry ``attempt`` (1-based): the provider's ``Retry-After``
+    (``LMProviderError.retry_after``) when it sent a reasonable one (≤ 60 s), else exponential backoff
+    (litellm's ``calculate_retry_after``); with litellm's jitter (≤ 0.75 s) either way."""
+    import random
 
+    from litellm.constants import JITTER
     from litellm.utils import calculate_retry_after
 
-    headers = None
-    for e in _chain(exc):
-        response = getattr(e, "response", None)
-        found = getattr(response, "headers", None) if response is not None else None
-        if found is not None and found.get("retry-after"):
-            headers = found
-            break
-        after = getattr(e, "retry_after", None)
-        if isinstance(after, (int, float)) and after > 0:
-            headers = {"retry-after": str(math.ceil(after))}
-            break
+    fault = lm_fault(exc)
+    after = getattr(fault, "retry_after", None)
+    if isinstance(after, (int, float)) and not isinstance(after, bool) and 0 < after <= 60:
+        return float(after) + JITTER * random.random()
     return float(calculate_retry_after(remaining_retries=max_retries - attempt + 1, max_retries=max_retries,
-                                       response_headers=headers))
+                                       response_headers=None))
 
 
 class ProviderFault(LMCallError):
@@ -331,6 +353,7 @@ __all__ = [
     "call_with_retries",
     "credentials_fault",
     "fault_status",
+    "lm_fault",
     "model_limiter",
     "ordered_map",
     "parallel_map",

@@ -170,9 +170,8 @@ class ProcessDiskCache:
         self._pid: int | None = None
         self.directory: Path | None = None
 
-    def configure(self, directory: str | Path | None, *, open_now: bool = False) -> None:
-        """Keep entries under ``directory`` (``None``: no store); ``open_now`` opens it at once, so that a
-        store that cannot be opened raises here."""
+    def configure(self, directory: str | Path | None) -> None:
+        """Keep entries under ``directory`` (``None``: no store); opened on first use."""
         directory = Path(directory).expanduser().resolve() if directory is not None else None
         with self._lock:
             if directory == self.directory:
@@ -180,12 +179,6 @@ class ProcessDiskCache:
             old, self._disk, self.directory = self._disk, None, directory
             if old is not None and self._pid == os.getpid():
                 old.close()
-            if open_now:
-                try:
-                    self._connection()
-                except Exception:
-                    self.directory = None  # not configured: the next configure tries again
-                    raise
 
     def _connection(self):
         """This process's connection, or None without a folder; under the lock."""

@@ -36,7 +36,7 @@ class LedgerEntry(BaseModel):
     cache hit or unknown), so a method's cost per document does not depend on the cache's state.
     ``cost_known`` is False when the call's (list) cost is not known: neither a configured price nor
     litellm's price table knew the model, a live response reported no usage, or a cache hit's
-    original usage was not kept (see ``argus.lm.configure_usage_store``).
+    original usage is not in DSPy's cache record (see ``argus.response_cache``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

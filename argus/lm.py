@@ -6,9 +6,9 @@ every call lands in the cost ledger of the current document (``argus.ledger``).
 Cache hits: a call counts as served from DSPy's cache when DSPy reported no usage for it to the
 usage tracker (``dspy.settings.usage_tracker``; DSPy reports usage exactly for calls that were not
 cache hits). It is booked at 0 USD, with the tokens and list price of the original call in
-``LedgerEntry.cached_*``: DSPy's cache clears usage on a hit, so each live call's usage is kept in
-a store of our own (``USAGE_STORE``) under a hash of the request, in memory and, once
-``configure_usage_store`` names a directory, in a ``diskcache`` beside DSPy's cache for later runs.
+``LedgerEntry.cached_*``: DSPy hands a hit on with its usage cleared, but its cache record keeps the
+usage, and argus's response cache (``argus.response_cache.PlainResponseCache``, which
+``argus.pipeline.configure_cache`` installs) tells it to the call's tracker on the hit.
 
 Model strings:
 
@@ -35,7 +35,6 @@ import re
 import copy
 import importlib.util
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,7 +50,6 @@ from dspy.utils.usage_tracker import UsageTracker  # noqa: E402
 from argus.concurrency import ModelLimiter, call_with_retries, model_limiter
 from argus.engine import EngineCrashError, ManagedServer, managed_server
 from argus.errors import ConfigError
-from argus.io import ProcessDiskCache
 from argus.ledger import current_call_context, record_lm_call
 
 EMBEDDED_MODEL = "local/smollm2"
@@ -350,6 +348,9 @@ class _CallUsage(UsageTracker):
         self.reported = False
         self.usage: dict = {}
         self.entry: dict | None = None  # the DSPy history entry of the call, if history is on
+        #: on a cache hit: ``(usage, provider cost)`` of the call that made the cached answer, from
+        #: DSPy's cache record (told by ``argus.response_cache.PlainResponseCache``)
+        self.original: tuple[dict, float | None] | None = None
 
     def add_usage(self, lm: str, usage_entry: dict) -> None:
         self.reported = True
@@ -359,127 +360,9 @@ class _CallUsage(UsageTracker):
         if self.outer is not None:
             self.outer.add_usage(lm, usage_entry)
 
-
-# ----------------------------------------------------------------------------- usage of cached answers
-
-
-def _jsonable(value):
-    """``json.dumps`` fallback for the usage key: deterministic across processes where possible."""
-    import dataclasses
-    import enum
-    import hashlib
-
-    if isinstance(value, type) and issubclass(value, pydantic.BaseModel):
-        return {"__schema__": value.model_json_schema()}
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (bytes, bytearray)):
-        return {"__sha256__": hashlib.sha256(value).hexdigest()}
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
-    if isinstance(value, tuple):
-        return list(value)
-    return repr(value)
-
-
-def usage_key(model: str, prompt, messages, kwargs: dict) -> str:
-    """The key under which a request's original usage is kept: sha256 of canonical JSON of the model,
-    the prompt/messages and the request options, leaving out what DSPy's cache key also ignores
-    (``api_*`` settings, ``base_url``, the ``cache`` switch, an unset ``rollout_id``)."""
-    import hashlib
-    import json
-
-    options = {k: v for k, v in kwargs.items() if not k.startswith("api_") and k not in ("base_url", "cache")}
-    if options.get("rollout_id") is None:
-        options.pop("rollout_id", None)
-    text = json.dumps({"model": model, "prompt": prompt, "messages": messages, "kwargs": options},
-                      sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-class UsageStore:
-    """What each cached request originally cost: ``{prompt_tokens, completion_tokens, provider_cost}``
-    by ``usage_key``. DSPy's cache keeps the answer but clears its usage on a hit; this store keeps
-    the usage, so a cache hit can be booked at list price (``LedgerEntry.cached_*``).
-
-    Always an in-memory dict (bounded); with ``configure(directory)`` also a ``diskcache.Cache``
-    there, shared by processes and safe under concurrent writers, so a later run still knows what
-    the answers in a persistent DSPy cache cost. Store errors never fail a call (the ledger then
-    marks the cost unknown).
-    """
-
-    MAX_MEMORY = 200_000
-
-    def __init__(self):
-        self._memory: dict[str, dict] = {}
-        self._lock = threading.Lock()
-        self._disk = ProcessDiskCache()
-
-    @property
-    def directory(self) -> Path | None:
-        return self._disk.directory
-
-    def configure(self, directory: str | Path | None) -> None:
-        """Keep usage also under ``directory`` (``None``: in memory only); a store that cannot be opened
-        raises here."""
-        self._disk.configure(directory, open_now=True)
-
-    def _remember(self, key: str, usage: dict) -> None:
-        if key not in self._memory and len(self._memory) >= self.MAX_MEMORY:
-            self._memory.pop(next(iter(self._memory)))  # the oldest
-        self._memory[key] = dict(usage)
-
-    def put(self, key: str, usage: dict) -> None:
-        with self._lock:
-            self._remember(key, usage)
-        try:
-            self._disk.set(key, dict(usage))
-        except Exception as exc:  # a full or read-only disk: the in-memory copy still serves
-            _warn_store(exc)
-
-    def get(self, key: str) -> dict | None:
-        with self._lock:
-            found = self._memory.get(key)
-        if found is not None:
-            return dict(found)
-        try:
-            found = self._disk.get(key)
-        except Exception as exc:
-            _warn_store(exc)
-            return None
-        if not isinstance(found, dict):
-            return None
-        with self._lock:
-            self._remember(key, found)
-        return dict(found)
-
-    def clear_memory(self) -> None:
-        """Forget the in-memory copies (the disk store, if any, is kept)."""
-        with self._lock:
-            self._memory.clear()
-
-
-def _warn_store(exc: Exception) -> None:
-    import logging
-
-    logging.getLogger("argus").warning("usage store: %s: %s", type(exc).__name__, exc)
-
-
-#: the process-wide store of cached requests' usage (see ``configure_usage_store``)
-USAGE_STORE = UsageStore()
-
-
-def configure_usage_store(directory: str | Path | None) -> None:
-    """Keep the usage of cached requests under ``directory`` too (a ``diskcache.Cache``), so cache
-    hits in later processes are booked at list price; ``None`` keeps it in memory only.
-
-    ``argus.pipeline.configure_cache`` calls it with ``<cache_dir>/usage`` beside DSPy's cache.
-    """
-    USAGE_STORE.configure(directory)
+    def add_cached_usage(self, usage: dict, cost: float | None) -> None:
+        """A cache hit: what the original call reported (not forwarded: no call was made)."""
+        self.original = (self._flatten_usage_entry(dict(usage or {})), cost)
 
 
 def _tokens(usage: dict) -> tuple[int, int]:
@@ -498,8 +381,9 @@ class MeteredLM(dspy.LM):
     A call is a cache hit when DSPy reported no usage for it to the usage tracker (DSPy reports a
     call's usage exactly when it was not served from its cache). A live response without usage is
     booked with 0 tokens and ``cost_known=False``. A cache hit costs 0 and carries the original
-    call's tokens and list price (``cached_*``) from ``USAGE_STORE``; when the store does not know
-    the request, ``cost_known=False``. Each call that returns writes exactly one ledger entry.
+    call's tokens and list price (``cached_*``) from DSPy's cache record (told to the call's tracker by
+    ``argus.response_cache.PlainResponseCache``); when the record has no usage (or the cache is not
+    argus's), ``cost_known=False``. Each call that returns writes exactly one ledger entry.
     """
 
     def __init__(
@@ -549,7 +433,7 @@ class MeteredLM(dspy.LM):
                 with dspy.context(usage_tracker=recorder):
                     outputs = super(MeteredLM, self).__call__(prompt, messages=messages, **kwargs)
                 booking[1] = sum(_tokens(recorder.usage))
-            self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
+            self._book(recorder, time.perf_counter() - t0)
             return outputs
 
         return call_with_retries(once, retries=self.call_retries, describe=f"{self.ledger_model} call")
@@ -559,7 +443,7 @@ class MeteredLM(dspy.LM):
         recorder = _CallUsage(self, dspy.settings.usage_tracker)
         with dspy.context(usage_tracker=recorder):
             outputs = await super().acall(prompt, messages=messages, **kwargs)
-        self._book(recorder, time.perf_counter() - t0, prompt, messages, kwargs)
+        self._book(recorder, time.perf_counter() - t0)
         return outputs
 
     def update_history(self, entry):
@@ -568,39 +452,24 @@ class MeteredLM(dspy.LM):
         if isinstance(recorder, _CallUsage) and recorder.owner is self:
             recorder.entry = entry  # for the provider's own cost (``entry["cost"]``)
 
-    def _book(self, recorder: _CallUsage, latency: float, prompt, messages, kwargs: dict) -> None:
-        """Write the ledger entry of one finished call (and keep its usage if it may be cached)."""
+    def _book(self, recorder: _CallUsage, latency: float) -> None:
+        """Write the ledger entry of one finished call."""
         cache_hit = not recorder.reported
-        use_cache = bool(kwargs.get("cache", self.cache))
-        key = None
-        if use_cache or cache_hit:
-            try:
-                key = usage_key(self.model, prompt, messages, {**self.kwargs, **kwargs})
-            except Exception as exc:  # an option that cannot be keyed: the cost of a later hit is unknown
-                _warn_store(exc)
-        provider_cost = (recorder.entry or {}).get("cost")
         cached: dict = {}
+        prompt_tokens = completion_tokens = 0
+        cost, known = 0.0, False
         if not cache_hit:
-            usage = recorder.usage
-            prompt_tokens, completion_tokens = _tokens(usage)
+            prompt_tokens, completion_tokens = _tokens(recorder.usage)
             if prompt_tokens or completion_tokens:
-                cost, known = self._cost({"cost": provider_cost}, prompt_tokens, completion_tokens, False)
-                if use_cache and key is not None:
-                    USAGE_STORE.put(key, {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                          "provider_cost": provider_cost})
-            else:  # a live answer without usage (or with zero counts): what it cost is not known
-                prompt_tokens = completion_tokens = 0
-                cost, known = 0.0, False
+                cost, known = self._cost({"cost": (recorder.entry or {}).get("cost")}, prompt_tokens,
+                                         completion_tokens, False)
+            # else a live answer without usage (or with zero counts): what it cost is not known
         else:
-            prompt_tokens = completion_tokens = 0
-            cost = 0.0
-            original = USAGE_STORE.get(key) if key is not None else None
-            if original:
-                cp, cc = _tokens(original)
-                list_cost, known = self._cost({"cost": original.get("provider_cost")}, cp, cc, False)
+            usage, original_cost = recorder.original or ({}, None)
+            cp, cc = _tokens(usage)
+            if cp or cc:  # the original call's usage, from DSPy's cache record
+                list_cost, known = self._cost({"cost": original_cost}, cp, cc, False)
                 cached = dict(cached_prompt_tokens=cp, cached_completion_tokens=cc, cached_cost_usd=list_cost)
-            else:
-                known = False
         record_lm_call(
             **cached,
             model=self.ledger_model,
@@ -798,11 +667,8 @@ __all__ = [
     "LocalServerLM",
     "MeteredLM",
     "SchemaJSONAdapter",
-    "USAGE_STORE",
-    "UsageStore",
     "build_lm",
     "check_local_model",
-    "configure_usage_store",
     "current_call_context",
     "embedded_gguf_path",
     "signature_output_schema",

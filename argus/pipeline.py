@@ -42,7 +42,7 @@ from argus.designs.sentence.heads import EventHeads, load_event_heads
 from argus.grounding import Aligner, ground_document
 from argus.ingest.files import read_text_document
 from argus.ledger import CostLedger, ledger_context
-from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm, configure_usage_store
+from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm
 from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
 from argus.preprocess import preprocess
 from argus.response_cache import configure_plain_response_cache
@@ -368,10 +368,9 @@ def configure_cache(cache_dir: Path) -> None:
         return
     set_aside_damaged_caches(root)
     try:
-        # DSPy's cache, keeping litellm's answers as plain data: a cached re-run does not import litellm
+        # DSPy's cache, keeping litellm's answers as plain data (a cached re-run does not import litellm)
+        # and booking a hit at the original call's usage, from DSPy's own record
         configure_plain_response_cache(target)
-        # the original usage of cached answers (their list price), beside DSPy's cache
-        configure_usage_store(root / "usage")
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"the cache under {root} cannot be opened ({exc}): it is damaged; delete that folder "
                           "(or give another with --cache-dir / cache_dir) and run again: answers are then "
@@ -399,7 +398,7 @@ def _sqlite_damage(path: Path) -> str | None:
 
 
 def set_aside_damaged_caches(root: Path) -> list[Path]:
-    """Move each damaged cache database under ``root`` (``*/cache.db``, DSPy's shards and the usage
+    """Move each damaged cache database under ``root`` (``*/cache.db``, DSPy's shards and the embedding
     store) aside to ``cache.db.damaged-<time>``, each with a warning naming it; returns where."""
     import logging
     import os

@@ -11,6 +11,13 @@ its fields in builtin types (DSPy's ``legacy_outputs.plain``), tagged, and read 
 imports nothing but what reads it. Everything else (DSPy's native records, other values) is stored
 as DSPy stores it, and entries written by plain DSPy (pickled litellm objects) still read back as
 before. The cache key, both tiers and the directory layout are DSPy's.
+
+The original usage of a cached answer: DSPy hands a cache hit on with its usage cleared (no call was
+made), but the record it keeps has the usage (and the provider's cost) of the call that made it. On a
+hit, :class:`PlainResponseCache` tells them to the usage tracker of the call being served
+(``dspy.settings.usage_tracker``) if that tracker takes them (an ``add_cached_usage(usage, cost)``
+method, as ``argus.lm``'s per-call tracker has), so a cache hit is booked with the tokens and list
+price of the original call from DSPy's own record: no second store, no second key.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from typing import Any
 
 import orjson
 from dspy.clients.cache import Cache
-from dspy.clients.call_result import attributes
+from dspy.clients.call_result import CACHE_FORMAT, attributes
 from dspy.clients.legacy_outputs import plain
+from dspy.dsp.utils.settings import settings
 
 #: the tag of a litellm response kept as plain data (its version: a change of form gets a new one)
 PLAIN_RESPONSE = "argus.plain-response/1"
@@ -32,9 +40,17 @@ def _is_litellm_response(value: Any) -> bool:
     return module.startswith("litellm.") and hasattr(value, "choices")
 
 
+def _provider_cost(value: Any) -> float | None:
+    """The cost litellm computed for a response of its own (``_hidden_params["response_cost"]``), or None."""
+    hidden = getattr(value, "_hidden_params", None)
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
 def to_plain(value: Any) -> Any:
     """``value`` as DSPy's cache should keep it: a litellm response as a tagged dict of builtins
-    (when its fields are plain JSON data), anything else unchanged."""
+    (when its fields are plain JSON data) with the provider's cost of the call (``cost``, None when
+    litellm had none), anything else unchanged."""
     if not _is_litellm_response(value):
         return value
     fields = plain(value)
@@ -42,7 +58,7 @@ def to_plain(value: Any) -> Any:
         orjson.dumps(fields)
     except TypeError:
         return value
-    return {"_argus_format": PLAIN_RESPONSE, "response": fields}
+    return {"_argus_format": PLAIN_RESPONSE, "response": fields, "cost": _provider_cost(value)}
 
 
 def _is_plain(record: Any) -> bool:
@@ -55,14 +71,42 @@ def from_plain(record: Any) -> Any:
     return attributes(record["response"]) if _is_plain(record) else record
 
 
+def original_usage(record: Any) -> tuple[dict, float | None] | None:
+    """What the call that made a cached record reported: ``(usage, provider cost)``, read from the record
+    as the cache keeps it (a tagged plain response, DSPy's own result record, a pickled litellm response);
+    None for anything else. ``usage`` is ``{}`` when the call reported none."""
+    if _is_plain(record):
+        usage, cost = (record.get("response") or {}).get("usage"), record.get("cost")
+    elif isinstance(record, dict) and record.get("_dspy_format") == CACHE_FORMAT:
+        usage, cost = record.get("usage"), record.get("cost")
+    elif _is_litellm_response(record):
+        usage, cost = getattr(record, "usage", None), _provider_cost(record)
+    else:
+        return None
+    usage = plain(dict(usage)) if usage else {}
+    return usage, cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
+def _tell_original_usage(record: Any) -> None:
+    """Hand a hit's original usage to the current call's usage tracker, when it takes it."""
+    take = getattr(settings.usage_tracker, "add_cached_usage", None)
+    if take is None:
+        return
+    found = original_usage(record)
+    if found is not None:
+        take(*found)
+
+
 class PlainResponseCache(Cache):
-    """DSPy's ``Cache`` keeping litellm responses as plain data (see the module docstring)."""
+    """DSPy's ``Cache`` keeping litellm responses as plain data, and telling a hit's original usage to
+    the call's usage tracker (see the module docstring)."""
 
     def put(self, request: dict[str, Any], value: Any, ignored_args_for_cache_key: list[str] | None = None,
             enable_memory_cache: bool = True) -> None:
         super().put(request, to_plain(value), ignored_args_for_cache_key, enable_memory_cache)
 
     def _prepare_cached_response(self, response):
+        _tell_original_usage(response)
         if not _is_plain(response):
             return super()._prepare_cached_response(response)
         answer = from_plain(response)  # (a copy: the cached record is never handed out)

@@ -136,6 +136,119 @@ def test_call_with_retries_gives_up_with_a_provider_fault():
         call_with_retries(lambda: {}["x"], retries=5, sleep=waits.append)
 
 
+def test_faults_are_classified_by_dspys_taxonomy_whoever_raised_them():
+    """DSPy's own errors as raised; litellm's, and a litellm error that DSPy could not classify (a custom
+    engine's, wrapped in ``LMUnexpectedError``), as DSPy's litellm engine projects them."""
+    from dspy.utils.exceptions import (LMAuthError, LMBillingError, LMInvalidRequestError, LMRateLimitError,
+                                       LMServerError, LMTimeoutError, LMUnexpectedError)
+
+    from argus.concurrency import credentials_fault, lm_fault
+
+    limited = _rate_limit_error("4")
+    fault = lm_fault(limited)
+    assert isinstance(fault, LMRateLimitError) and fault.status == 429 and fault.retry_after == 4.0
+    try:
+        raise LMUnexpectedError("an engine failed") from limited
+    except LMUnexpectedError as wrapped:
+        assert isinstance(lm_fault(wrapped), LMRateLimitError) and retryable(wrapped) and fault_status(wrapped) == 429
+    assert isinstance(lm_fault(litellm.Timeout("slow", model="x", llm_provider="openai")), LMTimeoutError)
+    assert isinstance(lm_fault(litellm.ServiceUnavailableError("down", llm_provider="openai", model="x")), LMServerError)
+    assert isinstance(lm_fault(litellm.AuthenticationError("no", llm_provider="openai", model="x")), LMAuthError)
+    assert isinstance(lm_fault(litellm.BadRequestError("bad", model="x", llm_provider="openai")), LMInvalidRequestError)
+    assert lm_fault(ValueError("a defect")) is None and fault_status(ValueError("a defect")) is None
+    assert lm_fault(LMUnexpectedError("unclassified")) is None and not retryable(LMUnexpectedError("unclassified"))
+    # DSPy's judgment, not the status: a spent quota (429 with OpenAI's code) is not worth repeating
+    quota = LMBillingError("insufficient_quota", status=429)
+    assert not retryable(quota) and not credentials_fault(quota) and fault_status(quota) == 429
+    assert fault_status(LMServerError("overloaded")) == 503 and fault_status(LMTimeoutError("slow")) == 408
+
+
+@pytest.mark.parametrize("fault", ["rate_limit", "server"])
+def test_a_retryable_fault_is_retried_after_its_retry_after(fault):
+    """A rate limit (429) or a server error (503) that says ``Retry-After: 2`` (DSPy's
+    ``LMProviderError.retry_after``): retried, each wait at least the 2 s asked (plus litellm's jitter), and
+    the answer of the attempt that succeeds returned."""
+    from dspy.utils.exceptions import LMRateLimitError, LMServerError
+
+    cls, status = (LMRateLimitError, 429) if fault == "rate_limit" else (LMServerError, 503)
+    waits, attempts, retried = [], [], []
+
+    def call():
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise cls("try later", status=status, retry_after=2.0, model="m")
+        return "answer"
+
+    out = call_with_retries(call, retries=3, sleep=waits.append, on_retry=lambda exc, wait: retried.append(exc))
+    assert out == "answer" and len(attempts) == 3
+    assert len(waits) == 2 and all(2.0 <= w <= 2.75 for w in waits)
+    assert all(isinstance(e, cls) and fault_status(e) == status for e in retried)
+    # without a Retry-After: exponential backoff
+    backoff = [retry_wait(cls("try later", status=status), k, 3) for k in (1, 2, 3)]
+    assert backoff[0] < backoff[2]
+
+
+def test_an_auth_error_stops_at_once_as_a_credentials_error():
+    """DSPy's ``LMAuthError`` (and litellm's authentication error behind DSPy's unclassified wrapper) is a
+    configuration error: raised as ``CredentialsError`` at the first attempt, no wait, no retry."""
+    from dspy.utils.exceptions import LMAuthError, LMUnexpectedError
+
+    from argus.errors import CredentialsError
+
+    def dspy_auth():
+        raise LMAuthError("invalid api key", status=401, model="m")
+
+    def wrapped_auth():
+        try:
+            raise litellm.AuthenticationError("invalid api key", llm_provider="openai", model="x")
+        except litellm.AuthenticationError as inner:
+            raise LMUnexpectedError("an engine failed") from inner
+
+    for fail in (dspy_auth, wrapped_auth):
+        waits, attempts = [], []
+
+        def call():
+            attempts.append(1)
+            fail()
+
+        with pytest.raises(CredentialsError, match="refused for its credentials"):
+            call_with_retries(call, retries=5, sleep=waits.append)
+        assert len(attempts) == 1 and waits == []
+
+
+def test_a_metered_call_waits_out_a_real_429s_retry_after_outside_its_slot(monkeypatch):
+    """Through DSPy's litellm engine against a loopback server that answers the first two requests 429 with
+    ``Retry-After: 0.3``: DSPy raises ``LMRateLimitError`` with ``retry_after`` 0.3; argus retries it no
+    sooner than that, holding no in-flight place while it waits; the third request is answered."""
+    import argus.concurrency as concurrency
+    from dspy.utils.exceptions import LMRateLimitError
+
+    from argus.lm import MeteredLM
+    from tests.latency_server import LatencyServer
+
+    seen, real_wait = [], concurrency.retry_wait
+    lm_ref: list = []
+
+    def recording_wait(exc, attempt, retries):
+        limiter = lm_ref[0].limiter()
+        seen.append((concurrency.lm_fault(exc), limiter._slots.in_flight))
+        return real_wait(exc, attempt, retries)
+
+    monkeypatch.setattr(concurrency, "retry_wait", recording_wait)
+    with LatencyServer(latency_s=0.0, fail_first_n_429=2, retry_after_s=0.3) as server:
+        lm = MeteredLM("openai/fake", engine="litellm", api_base=server.url, api_key="sk-test", cache=False,
+                       num_retries=3, max_in_flight=1, price_per_mtok=(0.0, 0.0))
+        lm_ref.append(lm)
+        out = lm(messages=[{"role": "user", "content": "Name one fact."}])
+        records = sorted(server.stats().requests, key=lambda r: r.arrival_s)
+    assert out and out[0]
+    assert [r.status for r in records] == [429, 429, 200]
+    assert len(seen) == 2
+    for fault, in_flight in seen:
+        assert isinstance(fault, LMRateLimitError) and fault.retry_after == pytest.approx(0.3) and in_flight == 0
+    assert all(b.arrival_s - a.arrival_s >= 0.3 for a, b in zip(records, records[1:]))
+
+
 # ----------------------------------------------------------------------------- the pipeline under concurrency
 
 

@@ -22,6 +22,7 @@ from argus.config import ArgusConfig, LMSpec
 from argus.engine import describe_exit, stop_all
 from argus.ledger import CostLedger, ledger_context
 from argus.lm import build_lm
+from argus.response_cache import PlainResponseCache
 from tests.conftest import PROJECT, needs_data
 from tests.engine_tools import EngineKiller, engine_processes, known_engine_pids, wait_gone
 
@@ -174,8 +175,9 @@ def test_an_engine_that_dies_again_fails_only_its_document(tmp_path):
     assert "doc2" not in {line.split(",")[0] for line in (out / "summary.csv").read_text().splitlines()}
 
 
-def test_a_killed_engine_is_restarted_for_the_next_call_and_the_cache_survives_the_new_port(tmp_path):
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
+def test_a_killed_engine_is_restarted_for_the_next_call_and_the_cache_survives_the_new_port(tmp_path, monkeypatch):
+    # argus's response cache (DSPy's, disk tier only), which books a hit at its original usage
+    monkeypatch.setattr(dspy, "cache", PlainResponseCache(True, False, str(tmp_path / "c"), disk_size_limit_bytes=1 << 30))
     lm = build_lm(LMSpec(model="local/smollm2", max_tokens=24, cache=True))
     ledger = CostLedger()
     with ledger_context(ledger, doc_id="t", stage="stage1", program="p"):

@@ -27,6 +27,7 @@ import pytest
 from argus.config import ArgusConfig, LMSpec
 from argus.ledger import CostLedger, ledger_context
 from argus.lm import SchemaJSONAdapter, build_lm, embedded_gguf_path
+from argus.response_cache import PlainResponseCache
 from argus.schema import export_json_schema
 from programs import ArgusPrograms
 from tests.conftest import needs_data
@@ -80,7 +81,7 @@ def llama_server(tmp_path_factory):
             proc.kill()
 
 
-def test_stage1_through_litellm_against_a_local_llama_cpp_server(llama_server, tmp_path):
+def test_stage1_through_litellm_against_a_local_llama_cpp_server(llama_server, tmp_path, monkeypatch):
     spec = LMSpec(model="openai/smollm2", api_base=llama_server, max_tokens=700, cache=False, num_retries=0)
     lm = build_lm(spec)
     assert lm.structured_output == "json_object_schema"
@@ -100,7 +101,8 @@ def test_stage1_through_litellm_against_a_local_llama_cpp_server(llama_server, t
     assert sent["type"] == "json_object" and "events" in json.dumps(sent["schema"])
     assert "api_base" not in json.dumps(lm.dump_state())
     # a repeated call is served from DSPy's cache: nothing billed, the original tokens remembered
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
+    # argus's response cache (DSPy's, disk tier only), which books a hit at its original usage
+    monkeypatch.setattr(dspy, "cache", PlainResponseCache(True, False, str(tmp_path / "c"), disk_size_limit_bytes=1 << 30))
     cached_lm = build_lm(spec.model_copy(update={"cache": True}))
     ledger2 = CostLedger()
     with dspy.context(lm=cached_lm, adapter=SchemaJSONAdapter()), ledger_context(ledger2, stage="stage1"):

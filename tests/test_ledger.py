@@ -13,21 +13,23 @@ from dspy.lm15 import Usage
 
 from argus.io import read_jsonl
 from argus.ledger import CostLedger, LedgerEntry, ledger_context, record_lm_call
-from argus.lm import USAGE_STORE, MeteredLM, configure_usage_store
+from argus.lm import MeteredLM
+from argus.response_cache import PlainResponseCache
 from tests.scripted_lm import ScriptedEngine, scripted_lm
+
+
+def _disk_cache(directory) -> PlainResponseCache:
+    """argus's response cache on ``directory``, disk tier only (as a new process finds it)."""
+    return PlainResponseCache(True, False, str(directory), disk_size_limit_bytes=1 << 30)
 
 
 @pytest.fixture()
 def fresh_caches(tmp_path):
-    """A DSPy disk cache of the test's own (no memory layer) and an empty usage store, in memory
-    only; both restored afterwards."""
+    """argus's response cache of the test's own (DSPy's cache, disk only: no memory layer), restored
+    afterwards."""
     old_cache = dspy.cache
-    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
-    configure_usage_store(None)
-    USAGE_STORE.clear_memory()
+    dspy.cache = _disk_cache(tmp_path / "c")
     yield tmp_path
-    configure_usage_store(None)
-    USAGE_STORE.clear_memory()
     dspy.cache = old_cache
 
 
@@ -118,16 +120,12 @@ def test_a_live_answer_without_usage_is_not_a_cache_hit_and_its_cost_is_unknown(
 
 
 def test_a_cache_hit_keeps_its_list_price_in_a_later_process(fresh_caches):
-    usage_dir = fresh_caches / "usage"
-    configure_usage_store(usage_dir)
     first_engine = ScriptedEngine()
     settings = dict(cache=True, structured_output="none", price_per_mtok=(1.0, 3.0))
     ledger = CostLedger()
     _ask(MeteredLM("scripted/persist", engine=first_engine, **settings), ledger, "[S1] kept across runs")
-    # a new process: nothing in memory, the usage store reopened from disk, a new LM
-    USAGE_STORE.clear_memory()
-    configure_usage_store(None)
-    configure_usage_store(usage_dir)
+    # a new process: the cache reopened from disk (nothing in memory), a new LM
+    dspy.cache = _disk_cache(fresh_caches / "c")
     second_engine = ScriptedEngine()
     _ask(MeteredLM("scripted/persist", engine=second_engine, **settings), ledger, "[S1] kept across runs")
     assert len(first_engine.calls) == 1 and not second_engine.calls
@@ -135,12 +133,11 @@ def test_a_cache_hit_keeps_its_list_price_in_a_later_process(fresh_caches):
     assert second.cache_hit and second.cost_known and second.cost_usd == 0
     assert (second.cached_prompt_tokens, second.cached_completion_tokens) == (first.prompt_tokens, first.completion_tokens)
     assert first.cost_usd > 0 and second.cached_cost_usd == pytest.approx(first.cost_usd)
-    # without the disk store, the same hit would not know its list price
-    USAGE_STORE.clear_memory()
-    configure_usage_store(None)
-    _ask(MeteredLM("scripted/persist", engine=second_engine, **settings), ledger, "[S1] kept across runs")
-    third = ledger.entries[-1]
-    assert third.cache_hit and not third.cost_known and third.cached_cost_usd == 0 and third.list_tokens == 0
+    # the usage came from DSPy's own record of the answer: no other store or key is involved
+    (key,) = list(dspy.cache.disk_cache)
+    record = dspy.cache.disk_cache.get(key)
+    assert record["_dspy_format"] and record["usage"]["prompt_tokens"] == first.prompt_tokens
+    assert sorted(p.name for p in fresh_caches.iterdir()) == ["c"]
 
 
 def test_async_calls_write_one_entry_each_and_see_cache_hits(fresh_caches):
@@ -230,3 +227,28 @@ def test_calls_are_booked_with_dspy_history_off(fresh_caches):
         dspy.Predict(Echo)(sentences="[S1] no history", feedback="")
     (entry,) = ledger.entries
     assert not entry.cache_hit and entry.cost_known and entry.cost_usd > 0
+
+
+def test_a_cache_hit_is_booked_at_its_original_usage_with_dspy_history_off(fresh_caches):
+    engine = ScriptedEngine()
+    lm = MeteredLM("scripted/nohistory", engine=engine, cache=True, structured_output="none", price_per_mtok=(1.0, 2.0))
+    ledger = CostLedger()
+    with dspy.context(disable_history=True):
+        _ask(lm, ledger, "[S1] no history, cached", times=2)
+    assert len(engine.calls) == 1 and not lm.history
+    live, hit = ledger.entries
+    assert hit.cache_hit and hit.cost_known and hit.cost_usd == 0 and hit.prompt_tokens == 0
+    assert (hit.cached_prompt_tokens, hit.cached_completion_tokens) == (live.prompt_tokens, live.completion_tokens)
+    assert live.cost_usd > 0 and hit.cached_cost_usd == pytest.approx(live.cost_usd)
+
+
+def test_a_cache_hit_under_dspys_plain_cache_is_a_hit_of_unknown_cost(tmp_path):
+    """DSPy's own ``Cache`` clears usage on a hit and tells nobody: still a hit, at an unknown cost."""
+    old_cache = dspy.cache
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "c"))
+    try:
+        live, hit = _ask_twice_cached(ScriptedEngine(), "scripted/plaincache", "[S1] plain DSPy cache")
+    finally:
+        dspy.cache = old_cache
+    assert not live.cache_hit and live.cost_known
+    assert hit.cache_hit and not hit.cost_known and hit.cost_usd == 0 and hit.list_tokens == 0

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import dspy
+import pytest
 from dspy.clients.cache import Cache
 from dspy.clients.legacy_outputs import plain
 
@@ -67,15 +68,50 @@ def test_other_values_and_entries_written_by_plain_dspy_read_back_unchanged(tmp_
     assert type(got).__name__ == "ModelResponse" and got.cache_hit and got.choices[0].message.content
 
 
+def test_a_cache_hit_through_litellm_books_the_original_tokens_and_cost_from_dspys_record(tmp_path):
+    """A call through litellm to a real OpenAI-compatible server, then the same call again: the second is
+    a cache hit (the server asked once), booked at 0 with the first call's tokens and provider cost
+    (litellm's price of ``gpt-4o-mini``), which DSPy's cache record of the answer kept."""
+    from argus.ledger import CostLedger, ledger_context
+    from argus.lm import MeteredLM
+
+    old_cache = dspy.cache
+    dspy.cache = cache = PlainResponseCache(True, False, str(tmp_path / "c"), disk_size_limit_bytes=1 << 30)
+    ledger = CostLedger()
+    try:
+        with LatencyServer(latency_s=0.0) as server:
+            lm = MeteredLM("openai/gpt-4o-mini", engine="litellm", api_base=server.url, api_key="sk-test", cache=True)
+            with ledger_context(ledger, stage="s"):
+                answers = [lm(messages=[{"role": "user", "content": "Name one fact."}]) for _ in range(2)]
+            requests = len(server.stats().requests)
+    finally:
+        dspy.cache = old_cache
+    assert requests == 1 and answers[0] == answers[1] and answers[0][0]
+    live, hit = ledger.entries
+    assert not live.cache_hit and live.cost_known and live.prompt_tokens > 0 and live.cost_usd > 0
+    assert hit.cache_hit and hit.cost_known and hit.cost_usd == 0 and hit.prompt_tokens == hit.completion_tokens == 0
+    assert (hit.cached_prompt_tokens, hit.cached_completion_tokens) == (live.prompt_tokens, live.completion_tokens)
+    assert hit.cached_cost_usd == pytest.approx(live.cost_usd) and hit.list_cost_usd == pytest.approx(live.cost_usd)
+    # where it came from: the one record DSPy's cache keeps of the answer
+    (key,) = list(cache.disk_cache)
+    record = cache.disk_cache.get(key)
+    assert record["_argus_format"] == PLAIN_RESPONSE and record["cost"] == pytest.approx(live.cost_usd)
+    assert record["response"]["usage"]["prompt_tokens"] == live.prompt_tokens
+
+
 _ASK = """
 import json, sys
 from argus.pipeline import configure_cache
 from argus.lm import MeteredLM
+from argus.ledger import CostLedger, ledger_context
 configure_cache(sys.argv[1])
 lm = MeteredLM("openai/latency-server", engine="litellm", api_base=sys.argv[2], api_key="sk-test", cache=True,
                price_per_mtok=(0.0, 0.0))
-answer = lm(messages=[{"role": "user", "content": "Name one fact."}])
-print(json.dumps({"answer": answer, "litellm": "litellm" in sys.modules}))
+ledger = CostLedger()
+with ledger_context(ledger, stage="s"):
+    answer = lm(messages=[{"role": "user", "content": "Name one fact."}])
+(entry,) = ledger.entries
+print(json.dumps({"answer": answer, "litellm": "litellm" in sys.modules, "entry": entry.model_dump()}))
 """
 
 
@@ -96,3 +132,7 @@ def test_a_cached_answer_is_served_in_a_later_process_without_importing_litellm(
     assert first["litellm"] and not second["litellm"]
     assert second["answer"] == first["answer"] and first["answer"][0]
     assert requests == 1
+    # the later process books the hit at the first call's tokens, read from the cache's record
+    live, hit = first["entry"], second["entry"]
+    assert not live["cache_hit"] and hit["cache_hit"] and hit["cost_known"] and live["prompt_tokens"] > 0
+    assert (hit["cached_prompt_tokens"], hit["cached_completion_tokens"]) == (live["prompt_tokens"], live["completion_tokens"])

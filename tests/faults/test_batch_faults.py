@@ -355,9 +355,9 @@ def test_sigterm_stops_a_batch_promptly_and_the_same_command_resumes(tmp_path):
 
 
 def test_a_garbled_or_truncated_cache_is_set_aside_with_a_warning(tmp_path):
-    """Fault: the batch's cache (``--cache-dir``: DSPy's 16 SQLite shards and the usage store,
-    made by ``configure_cache`` in a first process) damaged on disk: one shard truncated to half its size, one shard's
-    first 200 bytes overwritten with random bytes, the usage store replaced by 7 bytes of garbage.
+    """Fault: the batch's cache (``--cache-dir``: DSPy's 16 SQLite shards, made by ``configure_cache``
+    in a first process) damaged on disk: one shard truncated to half its size, one shard's first 200 bytes
+    overwritten with random bytes, a third shard replaced by 7 bytes of garbage.
     Must hold: the same real batch (``--method floor``) exits 0 and writes the EKG, with one warning
     line per damaged file naming it and where it was moved (``cache.db.damaged-…``), no traceback;
     the cache is usable again (a fresh, whole ``cache.db`` in each place)."""
@@ -366,18 +366,18 @@ def test_a_garbled_or_truncated_cache_is_set_aside_with_a_warning(tmp_path):
     made = subprocess.run([sys.executable, "-c", "import sys; from argus.pipeline import configure_cache; "
                            "configure_cache(sys.argv[1])", str(cache)], env=_env(), capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
-    truncated, garbled, usage = cache / "dspy" / "000" / "cache.db", cache / "dspy" / "001" / "cache.db", cache / "usage" / "cache.db"
-    assert all(p.stat().st_size > 0 for p in (truncated, garbled, usage))
+    truncated, garbled, junk = (cache / "dspy" / f"{n:03d}" / "cache.db" for n in (0, 1, 2))
+    assert all(p.stat().st_size > 0 for p in (truncated, garbled, junk))
     os.truncate(truncated, truncated.stat().st_size // 2)
     with open(garbled, "r+b") as fh:
         fh.write(os.urandom(200))
-    usage.write_bytes(b"garbage")
+    junk.write_bytes(b"garbage")
     res = subprocess.run([sys.executable, "-m", "argus.cli", "extract", str(src), "--out", str(tmp_path / "out"),
                           "--method", "floor", "--no-preflight", "--cache-dir", str(cache)],
                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-3000:]
     flat = " ".join(res.stderr.split())
-    for damaged in (truncated, garbled, usage):
+    for damaged in (truncated, garbled, junk):
         assert f"cache file {damaged} is damaged" in flat, res.stderr[-3000:]
         assert len(list(damaged.parent.glob("cache.db.damaged-*"))) == 1
         with sqlite3.connect(damaged) as db:  # a fresh one, whole
