@@ -45,14 +45,15 @@ class FrontierAssembly:
     ``quality`` (the document quality for a judge model or None) deploy members on the test documents;
     ``status`` records the phase; ``spend_summary`` gives the campaign's optimization spend for a book;
     ``first_trial_done`` says whether the first trial position is complete (the hypervolume reference is
-    fixed from it); ``estimate`` is the campaign's estimate, recorded with the spend. ``rdb``: several
+    fixed from it); ``estimate`` is the campaign's estimate, recorded with the spend; ``search`` states the
+    outer search (``Scheduler.search_summary``: the sampler and its random draws). ``rdb``: several
     workers share the run (and take turns writing the compiled folder).
     """
 
     def __init__(self, config: CampaignConfig, run_dir: Path, compiled_dir: Path, art: Artifacts, *, rdb: bool,
                  evaluate: Callable[..., CandidateEval], quality: Callable[[str | None], Any],
                  status: Callable[..., None], spend_summary: Callable[[SpendBook], dict],
-                 first_trial_done: Callable[[], bool], estimate: dict):
+                 first_trial_done: Callable[[], bool], estimate: dict, search: Callable[[], dict] | None = None):
         self.config = config
         self.run_dir = run_dir
         self.compiled_dir = compiled_dir
@@ -63,6 +64,7 @@ class FrontierAssembly:
         self.status = status
         self.spend_summary = spend_summary
         self.first_trial_done = first_trial_done
+        self.search = search
         self.estimate = estimate
         #: what the last frontier written holds: (validation, test evaluation) of each member, and the
         #: hypervolume history (``optimizers.tracking`` logs them)
@@ -208,7 +210,8 @@ class FrontierAssembly:
             self._write_programs(self.compiled_dir / m.member_id, by_key[m.member_id])
             write_member(self.compiled_dir, m)
         ff = ff.model_copy(update={"optimization_spend": {**self.spend_summary(spend), "estimate": self.estimate},
-                                   "reference": reference or ff.reference})
+                                   "reference": reference or ff.reference,
+                                   "search": self.search() if self.search is not None else {}})
         write_frontier(self.compiled_dir, ff)
         write_json_atomic(self.run_dir / "hypervolume.json", [h.model_dump() for h in ff.hypervolume_history], indent=1)
         self.written = (written, list(ff.hypervolume_history))

@@ -4,9 +4,11 @@ every candidate is scored and priced by deployment runs; the quality–cost fron
 
 A campaign (``campaigns/<name>.yaml``, :class:`optimizers.config.CampaignConfig`) runs as:
 
-1. **Outer search** — Optuna (NSGA-II, two objectives) over the discrete settings (task model per
-   stage, reflection and judge model, temperature, retries, FrameNet hints). Each trial is one
-   setting, seeded by its position, so a resumed campaign draws what an uninterrupted one would.
+1. **Outer search** — Optuna (two objectives) over the discrete settings (task model per stage,
+   reflection and judge model, temperature, retries, FrameNet hints, design). Each trial is one
+   setting: a small space is enumerated in a seeded order, a larger one drawn by multivariate TPE
+   (random for the first 10 finished trials) seeded by the position, so a resumed campaign draws what
+   an uninterrupted one would.
 2. **Inner search** — the auxiliary programs listed (fact fallback, chunker, resolver, QA) evolve
    first on their own gold-derived examples and metrics; their best instructions join the trial's
    pipeline. Then ``dspy.GEPA`` evolves Stage 1 and Stage 2 *inside* ``argus.pipeline.ArgusPipeline``
@@ -176,7 +178,7 @@ class Campaign:
         configure_cache(self.run_dir / "cache")
         study = scheduler.open_study()
         if rdb:
-            self._art = Artifacts(self.run_dir, study)
+            self._art = scheduler.artifacts()
             scheduler.check_fingerprint(self._art)
         ledger_path = scheduler.file("ledger", "jsonl")
         previous = CostLedger.from_jsonl(ledger_path).entries if ledger_path.exists() else []
@@ -195,7 +197,8 @@ class Campaign:
         assembly = FrontierAssembly(cfg, self.run_dir, self.compiled_dir, self._art, rdb=rdb, evaluate=self._eval,
                                     quality=self._document_quality, status=scheduler.status,
                                     spend_summary=worker_spend.summary, estimate=est,
-                                    first_trial_done=lambda: 0 in scheduler.done(study, plan))
+                                    first_trial_done=lambda: 0 in scheduler.done(study, plan),
+                                    search=lambda: scheduler.search_summary(study, plan))
         objective = assembly.objective()
         short = len(plan) < cfg.budget.trials
         self.console.print(

@@ -512,6 +512,7 @@ def _summary(fr: Frontier, knee: MemberManifest | None) -> list[tuple[str, str]]
                   ("knee member", knee.member_id if knee else "–")]
     hist = fr.file.hypervolume_history
     items.append(("final hypervolume", _fmt(hist[-1].hypervolume) if hist else "n/a (no history)"))
+    items.append(("outer search", search_text(fr.file.search)))
     items.append(("objectives", ", ".join(f"{k} ({v})" for k, v in fr.file.objectives.items())))
     cons = {k: v for k, v in fr.file.constraints.model_dump().items() if v is not None}
     items.append(("constraints", ", ".join(f"{k} = {v:g}" for k, v in cons.items()) or "none"))
@@ -519,6 +520,24 @@ def _summary(fr: Frontier, knee: MemberManifest | None) -> list[tuple[str, str]]
     if flagged:
         items.append(("val-only wins", ", ".join(flagged)))
     return items
+
+
+def search_text(search: Mapping[str, object]) -> str:
+    """The outer search in words (``FrontierFile.search``): the sampler, the positions planned by enumeration,
+    and how many of the sampler's draws were random."""
+    if not search:
+        return "not recorded (a frontier file written before the sampler was)"
+    options = (["multivariate"] if search.get("multivariate") else []) + [f"seed {search.get('seed', '?')}"]
+    text = f"{search.get('sampler', '?')} ({', '.join(options)}): "
+    positions, planned = search.get("positions", 0), search.get("planned", 0)
+    if planned:
+        text += f"{planned} of {positions} trial positions enumerated in a seeded order, not drawn; "
+    drawn, rnd = search.get("drawn", 0), search.get("random_draws", 0)
+    text += f"{drawn} completed position{'' if drawn == 1 else 's'} drawn by the sampler, {rnd} of them at random"
+    startup = search.get("n_startup_trials")
+    if startup is not None:
+        text += f" (it draws at random until {startup} trials are finished)"
+    return text
 
 
 def _models_of(settings: Mapping[str, object]) -> list[tuple[str, str]] | str:

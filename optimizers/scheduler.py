@@ -9,15 +9,17 @@ Workers (``storage=`` / ``--storage URL``, an SQLAlchemy URL such as ``postgresq
 processes, on one machine or many, run the trials of one campaign through Optuna's ``RDBStorage``.
 
 - **Trials are positions.** The campaign's settings are planned once (:meth:`Scheduler.plan`: the
-  enumerated space in its seeded order, or one NSGA-II draw per position); each position is a queued
-  Optuna trial carrying ``argus:position``. A worker claims the open position with the lowest number by
-  moving its WAITING trial to RUNNING (atomic in the storage: one worker wins); two workers that
-  queued the same position at once leave a duplicate, which the later trial number gives up when
-  claimed. The trial budget is the number of positions, whichever worker completes them.
-- **Finished work lives in the storage** as study user attributes ``argus:<name>`` — every
+  enumerated space in its seeded order, or one sampler draw per position, :meth:`Scheduler.sampler`);
+  each position is a queued Optuna trial carrying ``argus:position``. A worker claims the open
+  position with the lowest number by moving its WAITING trial to RUNNING (atomic in the storage: one
+  worker wins); two workers that queued the same position at once leave a duplicate, which the later
+  trial number gives up when claimed. The trial budget is the number of positions, whichever worker
+  completes them.
+- **Finished work lives in the storage**, in the project's own table ``argus_artifacts`` — every
   candidate evaluation (``evals/val-<key>.json``, with its lineage), each test evaluation, each
   trial's GEPA candidates and auxiliary programs, the objectives and reference point, and each
-  worker's spend summary — first writer wins (``optimizers.storage.Artifacts``). The files under
+  worker's spend summary — first writer wins: an insert that does nothing on conflict
+  (``optimizers.storage.Artifacts``). The files under
   ``RUN`` are this worker's cache; the frontier, hypervolume and manifests are built from the storage,
   so every worker writes the same frontier, from everything all workers evaluated.
 - **Heartbeats.** A worker records a heartbeat for its trial every ``concurrency.heartbeat_s``; a
@@ -51,9 +53,12 @@ from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.config import CampaignConfig
 from optimizers.evaluation import CandidateEval
 from optimizers.storage import (
+    DRAW,
     POSITION,
     Artifacts,
+    SharedArtifacts,
     content_hash,
+    engine_kwargs,
     process_alive,
     rdb_url,
     redact_url,
@@ -64,6 +69,10 @@ from optimizers.storage import (
 )
 
 _log = logging.getLogger("argus")
+
+STARTUP_TRIALS = 10
+"""The outer search's random draws: TPE draws at random until this many trials are finished, then from its
+model of them (Optuna's default; ``bench/sampler.py`` measured fewer as worse on the campaign's space)."""
 
 #: the settings of the search space a trial position may fix, in the order a planned setting lists them
 SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
@@ -123,8 +132,8 @@ class Scheduler:
         """The settings of each trial position. A space of at most four times the trial budget is
         enumerated in a seeded shuffled order (no setting twice; a space smaller than the budget gives
         fewer positions, since a repeated setting would find every evaluation already done); a larger one
-        gives ``budget.trials`` positions (None) each drawn by NSGA-II with a sampler seeded by the
-        position. Either way a re-run trial does not shift what later positions draw."""
+        gives ``budget.trials`` positions (None) each drawn by :meth:`sampler` (multivariate TPE, seeded by
+        the position). Either way a re-run trial does not shift what later positions draw."""
         import itertools
         import random
 
@@ -147,9 +156,7 @@ class Scheduler:
             from optuna.storages import RDBStorage
 
             url = rdb_url(self.storage_url)
-            kwargs: dict = {"pool_pre_ping": True}
-            if url.startswith("sqlite"):
-                kwargs["connect_args"] = {"timeout": 60}
+            kwargs = engine_kwargs(url)
             try:
                 with warnings.catch_warnings(), schema_lock(url):
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -180,14 +187,26 @@ class Scheduler:
             try:
                 storage = JournalStorage(JournalFileBackend(str(journal)))
                 return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                           sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
+                                           sampler=self.sampler(0), load_if_exists=True)
             except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError) as exc:
                 # Optuna replays the journal here; a damaged one fails with whatever its parser met
                 raise InputError(f"{journal} is not a journal Optuna can replay ({type(exc).__name__}: "
                                  f"{str(exc)[:200]}); move the run directory {self.run_dir} aside to start the "
                                  "campaign afresh") from exc
         return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                   sampler=optuna.samplers.NSGAIISampler(seed=cfg.seed), load_if_exists=True)
+                                   sampler=self.sampler(0), load_if_exists=True)
+
+    def artifacts(self) -> Artifacts:
+        """The campaign's finished work: files under RUN and, with an RDB storage, the shared table
+        ``argus_artifacts`` in the same database (``SharedArtifacts``, created when missing)."""
+        if not self.rdb:
+            return Artifacts(self.run_dir)
+        try:
+            shared = SharedArtifacts(rdb_url(self.storage_url), self.config.name)
+        except Exception as exc:  # noqa: BLE001 - say which storage, without its password
+            raise ConfigError(f"cannot open the artifacts table of the storage {redact_url(self.storage_url)}: "
+                              f"{type(exc).__name__}: {redact_url(str(exc))}") from exc
+        return Artifacts(self.run_dir, shared)
 
     def fingerprint(self) -> str:
         """What makes two campaign files the same campaign for workers sharing a storage: everything but
@@ -351,12 +370,40 @@ class Scheduler:
             thread.join()
 
     # -------------------------------------------------------------- one claimed trial
+    def sampler(self, position: int):
+        """The study's sampler for the trial at ``position``: Optuna's multivariate TPE, the same settings for
+        every trial, its random stream seeded by the campaign seed plus the position. TPE keeps no state of
+        its own (it models the study's finished trials), so this is one sampler for the whole study whose
+        draws do not depend on which process makes them: a resumed campaign, or another worker, draws what
+        an uninterrupted one would. Its first :data:`STARTUP_TRIALS` draws are random."""
+        import optuna
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # multivariate
+            return optuna.samplers.TPESampler(multivariate=True, n_startup_trials=STARTUP_TRIALS,
+                                              seed=self.config.seed + position)
+
+    def search_summary(self, study, plan) -> dict:
+        """The outer search as the frontier file and the report state it: the sampler, the positions planned
+        by enumeration, and of the completed positions how many the sampler drew and how many of those draws
+        were random (``argus:draw`` of each position's complete trial)."""
+        from optuna.trial import TrialState
+
+        draws: dict[int, str] = {}
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            p = trial_position(t)
+            if p is not None and p < len(plan) and DRAW in t.user_attrs:
+                draws[p] = t.user_attrs[DRAW]
+        return {"sampler": type(self.sampler(0)).__name__, "multivariate": True, "n_startup_trials": STARTUP_TRIALS,
+                "seed": self.config.seed, "positions": len(plan), "planned": sum(p is not None for p in plan),
+                "drawn": len(draws), "random_draws": sum(d == "random" for d in draws.values())}
+
     def trial(self, study, trial_id: int, position: int):
         """The claimed trial, its sampler seeded by its position (a resumed campaign draws what an
         uninterrupted one would)."""
         import optuna
 
-        study.sampler = optuna.samplers.NSGAIISampler(seed=self.config.seed + position)
+        study.sampler = self.sampler(position)
         if hasattr(study, "_thread_local"):
             study._thread_local.cached_all_trials = None  # what Study.ask does: sample from the latest trials
         return optuna.trial.Trial(study, trial_id)
@@ -364,7 +411,15 @@ class Scheduler:
     def settings(self, trial) -> dict:
         """The trial's settings: its planned (or drawn) point of the search space and the campaign's
         pipeline settings."""
+        from optuna.trial import TrialState
+
         cfg = self.config
+        study = trial.study
+        # drawn: no planned settings (a planned position, or a re-run, carries them as fixed params); the
+        # sampler draws at random until STARTUP_TRIALS trials are finished (what TPESampler counts)
+        frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+        drawn = not frozen.system_attrs.get("fixed_params")
+        finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))) if drawn else 0
         settings = {
             "task_model": trial.suggest_categorical("task_model", cfg.space.task_model),
             "temperature": trial.suggest_categorical("temperature", cfg.space.temperature),
@@ -375,6 +430,8 @@ class Scheduler:
             choices = getattr(cfg.space, key)
             if choices:
                 settings[key] = trial.suggest_categorical(key, choices)
+        if drawn and DRAW not in trial.user_attrs:  # a re-run of a drawn trial carries its draw (requeue_trial)
+            trial.set_user_attr(DRAW, "random" if finished < STARTUP_TRIALS else "model")
         if cfg.pipeline:
             settings["pipeline"] = dict(cfg.pipeline)
         return settings

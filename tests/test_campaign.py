@@ -334,6 +334,18 @@ def test_report_shows_optimization_spend_apart_from_member_cost(campaign):
     assert "data:image/png;base64" in stage
 
 
+def test_frontier_and_report_state_the_outer_search(campaign):
+    """Two settings, two trials: both positions enumerated, no sampler draw, and the report says so."""
+    from optimizers.report import search_text, write_report
+
+    tmp, _, _ = campaign
+    search = json.loads((tmp / "compiled" / "simtest" / "frontier.json").read_text())["search"]
+    assert search == {"sampler": "TPESampler", "multivariate": True, "n_startup_trials": 10, "seed": 0,
+                      "positions": 2, "planned": 2, "drawn": 0, "random_draws": 0}
+    html = write_report(tmp / "compiled" / "simtest").read_text()
+    assert search_text(search) in html
+
+
 def test_spend_book_attributes_each_call_once(tmp_path):
     """Phases own the ledger lines they wrote; judge and reflection calls are their own kinds; calls of a
     phase that never finished (a killed process) show as interrupted; every call counts once."""

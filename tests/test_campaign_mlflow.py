@@ -393,7 +393,6 @@ def test_workers_starting_together_find_one_parent(tmp_path, mlflow_uri, pg_url,
     from mlflow.tracking import MlflowClient
 
     from optimizers.campaign import Campaign, CampaignConfig
-    from optimizers.storage import Artifacts
     from optimizers.tracking import open_tracker
 
     experiment = f"test-{uuid.uuid4().hex[:10]}"
@@ -408,7 +407,8 @@ def test_workers_starting_together_find_one_parent(tmp_path, mlflow_uri, pg_url,
     arts = []
     for name in ("a", "b", "c"):
         worker = Campaign(cfg, tmp_path / name, tmp_path / "compiled", storage=pg_url, worker=name)
-        arts.append((name, Artifacts(worker.run_dir, worker._open_study())))
+        worker._open_study()
+        arts.append((name, worker.scheduler.artifacts()))
     parents: list[str] = []
 
     def connect(name, art):

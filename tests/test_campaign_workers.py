@@ -410,14 +410,14 @@ def test_a_worker_with_another_campaign_file_is_refused(tmp_path):
     refused; threads, wall clock and model servers may differ per worker."""
     from argus.errors import ConfigError
     from optimizers.campaign import Campaign
-    from optimizers.storage import Artifacts
 
     url = f"sqlite:///{tmp_path / 'optuna.db'}"
 
     def check(cfg):
         worker = Campaign(cfg, tmp_path / "run", tmp_path / "c", storage=url)
-        worker._art = Artifacts(worker.run_dir, worker._open_study())
-        worker._check_fingerprint(worker._art.study)
+        study = worker._open_study()
+        worker._art = worker.scheduler.artifacts()
+        worker._check_fingerprint(study)
 
     check(_cfg())
     check(_cfg(concurrency={"num_threads": 8}, models={**CAMPAIGN["models"], "defaults": {"api_base": "http://x:1"}}))

@@ -277,6 +277,12 @@ class FrontierFile(_Strict):
         description="what the campaign itself spent (GEPA's task and reflection calls, metric and judge calls, "
                     "deployment runs of candidates): never part of a member's cost; "
                     '{"total": {...}, "by_trial": {...}, "by_phase": {...}}')
+    search: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the outer search over the settings: the sampler and its settings, the trial positions, how many "
+                    "were planned by enumeration and how many completed ones the sampler drew, and how many of those "
+                    'draws were random; {"sampler": "TPESampler", "multivariate": true, "n_startup_trials": 10, "seed": 0, '
+                    '"positions": 12, "planned": 0, "drawn": 12, "random_draws": 10}; empty in older files')
     pricing: Pricing | None = Field(
         default=None, description="the prices of the USD figures after `argus frontier reprice`; None: the list "
                                   "prices the campaign's calls were booked at")
