@@ -28,7 +28,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from argus.experiments.stats import paired_bootstrap_ci  # noqa: E402
-from argus.paths import complaints_dir  # noqa: E402
 from optimizers.config import CampaignConfig  # noqa: E402
 from optimizers.evaluation import CandidateEval, deployment_run  # noqa: E402
 from optimizers.examples import DocumentExample, document_examples  # noqa: E402

@@ -21,7 +21,7 @@ from argus.facts import (
 )
 from argus.ingest.files import read_text_document
 from argus.preprocess import preprocess
-from tests.conftest import DEMO, gold_sentences, load_gold, needs_data
+from tests.conftest import DEMO, gold_sentences, needs_data
 
 
 class FixedClassifier:

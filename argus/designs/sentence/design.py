@@ -19,7 +19,7 @@ from pathlib import Path
 from argus.concurrency import ProviderFault
 from argus.designs.chunked import relate
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
-from argus.designs.sentence.entities import document_entities, participants_of
+from argus.designs.sentence.entities import document_entities, participants_of, party_sentences, with_parties
 from argus.designs.sentence.temporal import DatedEvent, date_edges
 from argus.designs.sentence.time import sentence_time
 from argus.designs.sentence.types import lexicon_type, rule_type
@@ -65,11 +65,13 @@ def asks_resolver(pipe: Pipeline) -> bool:
 
 
 def entity_list(pipe: Pipeline, doc: Document) -> list:
-    """The document's entity list (``argus.designs.sentence.entities``): caption parties, defined terms, proper names
-    of the fact sentences."""
+    """The document's entity list (``argus.designs.sentence.entities``): caption parties, the parties paragraphs'
+    names, defined terms, proper names and unnamed people, groups and documents of the fact sentences; which are
+    entities the heads file's ``entities`` part decides where it has one, the rules otherwise."""
     body = next((s.span[0] for s in doc.sections if s.kind != "caption"), 0)
     facts = pipe.fact_sentences(doc)
-    return document_entities(doc.caption, doc.text[body:], [(s.id, s.text) for s in facts])
+    return document_entities(doc.caption, doc.text[body:], [(s.id, s.text) for s in facts],
+                             model=pipe.event_heads.parts.get("entities"), parties=party_sentences(doc))
 
 
 def sentence_times(pipe: Pipeline, doc: Document) -> dict[str, EventTime]:
@@ -197,6 +199,7 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
             readings = dict(zip(ids, pipe.event_heads.read([s.text for s in facts])))
             times = sentence_times(pipe, doc)
             minigraphs = pipe.in_parallel(lambda ch: extract_batch(pipe, doc, ch, run, entities, readings, times), chunks)
+            chunks, minigraphs = with_parties(doc, entities, chunks, minigraphs)  # parties no fact sentence names
         with run.timed("merge"):
             graph, log = pipe.merge(doc, minigraphs, run) if asks_resolver(pipe) else merge_minigraphs(minigraphs)
             if cfg.edge_heads:

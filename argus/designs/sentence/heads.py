@@ -297,7 +297,8 @@ def _choose(f: _Features, idx: list[int], k: int = 4) -> tuple[float, float]:
 #: the design's learned parts beside the two heads, in training order: (name, module). Each module's
 #: ``fit_part(folders, heads)`` returns the part's JSON, trained on the annotated complaints in
 #: ``folders`` only; ``heads`` holds the parts trained before it (a part may run the design with them).
-PARTS: tuple[tuple[str, str], ...] = (("types", "argus.designs.sentence.types"), ("occurrences", "argus.designs.sentence.occurrences"),
+PARTS: tuple[tuple[str, str], ...] = (("entities", "argus.designs.sentence.entities"), ("types", "argus.designs.sentence.types"),
+                                      ("occurrences", "argus.designs.sentence.occurrences"),
                                       ("edges", "argus.designs.sentence.pairs"))
 
 
