@@ -238,6 +238,19 @@ def test_verb_and_type_rules_of_the_relaxed_tier():
     assert verbs_compatible("complained", "reported") and not verbs_compatible("hire", "fire")
 
 
+def test_verbs_normalize_to_their_lemma_with_irregular_and_silent_e_forms():
+    # the suffix stemmer kept "sued" apart from "sue", "used" from "use", "withdrew" from "withdraw"
+    for inflected, base in (("sued", "sue"), ("used", "use"), ("withdrew", "withdraw"), ("hired", "hire"),
+                            ("terminated", "terminate"), ("laid off", "lay off"), ("e-mailed", "e-mail"),
+                            ("placed on PIP", "place on PIP"), ("raised concerns", "raise concern")):
+        assert normalize_verb(inflected) == normalize_verb(base), (inflected, base)
+    # real words, not stems ("terminat", "hir")
+    assert normalize_verb("terminated") == "terminate" and normalize_verb("hiring") == "hire"
+    assert normalize_verb("lay off") == "lay off"  # a base form stays itself ("lay" is not read as "lie")
+    assert verbs_compatible("laid off", "fired") and verbs_compatible("sued", "sue")
+    assert not verbs_compatible("sued", "used")
+
+
 def test_reversed_after_matches_before_and_symmetric_relations():
     gold = gold_doc(base_gold())
 

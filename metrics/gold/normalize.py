@@ -5,15 +5,16 @@ Entity names are normalized by ``normalize_entity_name``: casefold, punctuation 
 ``Ms. Mr. Mrs. Dr. …`` and company suffixes ``Inc. LLC Corp. …`` and a leading ``the`` dropped
 unless nothing would remain.
 
-Verbs are normalized by ``normalize_verb`` with a crude stemmer: casefold; each token loses
-``-ing/-ed/-es/-s``, a doubled final consonant and a final ``e``; a few irregular forms map to
-their base (told -> tell, said -> say, …). ``verbs_compatible``: equal normalized verbs, or verbs
+Verbs are normalized by ``normalize_verb`` to their lemma, each token by the project's lemminflect
+wrapper (``argus.words.lemma``): told -> tell, sued -> sue, withdrew -> withdraw, terminated ->
+terminate. ``verbs_compatible``: equal normalized verbs, or verbs
 of one of the ``VERB_GROUPS`` (the relaxed tier of event matching).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _TITLES = {"ms", "mr", "mrs", "miss", "mx", "dr", "prof", "professor", "sgt", "hon", "rev"}
 _SUFFIXES = {"inc", "incorporated", "llc", "l", "c", "corp", "corporation", "co", "ltd", "lp", "llp", "pllc",
@@ -30,41 +31,33 @@ def normalize_entity_name(name: str) -> str:
     return " ".join(kept if kept else toks)
 
 
-_IRREGULAR = {
-    "told": "tell", "said": "say", "says": "say", "made": "make", "gave": "give", "given": "give",
-    "sent": "send", "wrote": "write", "written": "write", "took": "take", "taken": "take", "met": "meet",
-    "left": "leave", "began": "begin", "begun": "begin", "saw": "see", "seen": "see", "went": "go",
-    "gone": "go", "heard": "hear", "spoke": "speak", "spoken": "speak", "paid": "pay", "laid": "lay",
-    "forgot": "forget", "got": "get", "gotten": "get", "held": "hold", "kept": "keep", "brought": "bring",
-    "sought": "seek", "thought": "think", "felt": "feel", "fell": "fall", "quit": "quit", "let": "let",
-    "put": "put", "cut": "cut", "set": "set", "hit": "hit", "struck": "strike", "threw": "throw",
-    "became": "become", "came": "come", "ran": "run", "withheld": "withhold", "rode": "ride",
-}
+@lru_cache(maxsize=50000)
+def _lemma(tok: str) -> str:
+    """The verb lemma of one casefolded token (``argus.words.lemma``, lemminflect: "sued" → "sue",
+    "withdrew" → "withdraw", "hired" → "hire"; a token that is itself one of its lemmas stays); a plural noun's singular where the token has no verb
+    reading ("complaints" → "complaint"); lemminflect's rules for unknown words that look inflected;
+    else the token itself."""
+    from argus.words import lemma, readings
 
+    found = readings(tok)
+    if "VERB" in found:
+        # a base form stays itself: "lay" (off) is not "lie", "found" (a company) not "find"
+        return tok if tok in found["VERB"] else lemma(tok)
+    if "NOUN" in found:
+        return found["NOUN"][0]
+    if not found and len(tok) > 4 and tok.endswith(("ed", "ing", "es")):
+        import lemminflect
 
-def _stem(tok: str) -> str:
-    tok = _IRREGULAR.get(tok, tok)
-    if len(tok) > 4 and (tok.endswith("ies") or tok.endswith("ied")):
-        tok = tok[:-3] + "y"
-    elif len(tok) > 5 and tok.endswith("ing"):
-        tok = tok[:-3]
-    elif len(tok) > 4 and tok.endswith("ed"):
-        tok = tok[:-2]
-    elif len(tok) > 4 and tok.endswith("es") and not tok.endswith("ses"):
-        tok = tok[:-2]
-    elif len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
-        tok = tok[:-1]
-    if len(tok) > 3 and tok[-1] == tok[-2] and tok[-1] not in "aeiouls":
-        tok = tok[:-1]  # stopp -> stop, transferr -> transfer (tell/call/pass keep their pair)
-    if len(tok) > 3 and tok.endswith("e"):
-        tok = tok[:-1]
+        oov = lemminflect.getAllLemmasOOV(tok, upos="VERB").get("VERB")
+        if oov:
+            return oov[0]
     return tok
 
 
 def normalize_verb(verb: str) -> str:
-    """Lowercase lemma-ish form: each token casefolded and crudely stemmed."""
+    """Each token casefolded and lemmatized (``_lemma``), hyphens dropped ("e-mailed" → "email")."""
     toks = re.sub(r"[^\w\s-]+", " ", verb.casefold()).replace("-", "").split()
-    return " ".join(_stem(t) for t in toks)
+    return " ".join(_lemma(t) for t in toks)
 
 
 # Small groups of verbs that state the same kind of occurrence (relaxed tier).
