@@ -93,6 +93,9 @@ class Scheduler:
         self.storage_url = storage_url
         self.worker = worker
         self.console = console
+        self.storage = None  # the Optuna storage open_study builds; its public BaseStorage methods move trials
+        self._sid: int | None = None  # the study's id in it
+        self._tids: dict[int, int] = {}  # trial number -> trial id in it (a trial's id never changes)
 
     @property
     def rdb(self) -> bool:
@@ -186,15 +189,39 @@ class Scheduler:
                                    "writing it); it is dropped and its work done again[/yellow]")
             try:
                 storage = JournalStorage(JournalFileBackend(str(journal)))
-                return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                           sampler=self.sampler(0), load_if_exists=True)
+                return self._create_study(storage)
             except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError) as exc:
                 # Optuna replays the journal here; a damaged one fails with whatever its parser met
                 raise InputError(f"{journal} is not a journal Optuna can replay ({type(exc).__name__}: "
                                  f"{str(exc)[:200]}); move the run directory {self.run_dir} aside to start the "
                                  "campaign afresh") from exc
-        return optuna.create_study(study_name=cfg.name, storage=storage, directions=["maximize", "minimize"],
-                                   sampler=self.sampler(0), load_if_exists=True)
+        return self._create_study(storage)
+
+    def _create_study(self, storage):
+        """The study on ``storage``, an Optuna storage object this scheduler built and keeps: the claims,
+        heartbeats and requeues below call its public ``BaseStorage`` methods."""
+        import optuna
+
+        study = optuna.create_study(study_name=self.config.name, storage=storage, directions=["maximize", "minimize"],
+                                    sampler=self.sampler(0), load_if_exists=True)
+        self.storage, self._sid, self._tids = storage, None, {}
+        return study
+
+    def _store(self, study):
+        """This scheduler's storage, which holds ``study`` (opened by :meth:`open_study`)."""
+        if self.storage is None:
+            raise RuntimeError("Scheduler.open_study() has not been called: there is no storage to move trials on")
+        if self._sid is None:
+            self._sid = self.storage.get_study_id_from_name(study.study_name)
+        return self.storage
+
+    def trial_id(self, study, trial) -> int:
+        """The storage's id of a trial (a ``FrozenTrial``) of ``study``, from its number (cached)."""
+        storage = self._store(study)
+        tid = self._tids.get(trial.number)
+        if tid is None:
+            tid = self._tids[trial.number] = storage.get_trial_id_from_study_id_trial_number(self._sid, trial.number)
+        return tid
 
     def artifacts(self) -> Artifacts:
         """The campaign's finished work: files under RUN and, with an RDB storage, the shared table
@@ -240,8 +267,9 @@ class Scheduler:
         queued again with the same settings (what it finished is on disk and is reused)."""
         from optuna.trial import TrialState
 
+        storage = self._store(study)
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            storage.set_trial_state_values(self.trial_id(study, t), TrialState.FAIL)
             requeue_trial(study, t)
 
     def done(self, study, plan) -> set[int]:
@@ -287,14 +315,15 @@ class Scheduler:
         from optuna.exceptions import UpdateFinishedTrialError
         from optuna.trial import TrialState
 
-        storage = study._storage
+        storage = self._store(study)
         waiting = sorted((t for t in study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
                           if (p := trial_position(t)) is not None and p < len(plan)), key=lambda t: (trial_position(t), t.number))
         for t in waiting:
-            if self.rdb:
-                storage.record_heartbeat(t._trial_id)  # before the claim: a worker killed right after it still goes stale
+            tid = self.trial_id(study, t)
+            if self.rdb:  # an RDBStorage (a heartbeat storage)
+                storage.record_heartbeat(tid)  # before the claim: a worker killed right after it still goes stale
             try:
-                if not storage.set_trial_state_values(t._trial_id, state=TrialState.RUNNING):
+                if not storage.set_trial_state_values(tid, state=TrialState.RUNNING):
                     continue  # another worker claimed it first
             except UpdateFinishedTrialError:
                 continue
@@ -302,13 +331,13 @@ class Scheduler:
             others = [o for o in study.get_trials(deepcopy=False) if o.number != t.number and trial_position(o) == pos]
             if any(o.state == TrialState.COMPLETE or (o.state in (TrialState.RUNNING, TrialState.WAITING)
                                                       and o.number < t.number) for o in others):
-                storage.set_trial_system_attr(t._trial_id, "argus:duplicate", True)
-                storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+                storage.set_trial_system_attr(tid, "argus:duplicate", True)
+                storage.set_trial_state_values(tid, state=TrialState.FAIL)
                 continue
-            storage.set_trial_user_attr(t._trial_id, "argus:worker", self.worker)
-            storage.set_trial_system_attr(t._trial_id, "argus:host", socket.gethostname())
-            storage.set_trial_system_attr(t._trial_id, "argus:pid", os.getpid())
-            return t._trial_id, pos
+            storage.set_trial_user_attr(tid, "argus:worker", self.worker)
+            storage.set_trial_system_attr(tid, "argus:host", socket.gethostname())
+            storage.set_trial_system_attr(tid, "argus:pid", os.getpid())
+            return tid, pos
         return None
 
     def _fail_stale(self, study) -> None:
@@ -319,12 +348,13 @@ class Scheduler:
         from optuna.exceptions import UpdateFinishedTrialError
         from optuna.trial import TrialState
 
+        storage = self._store(study)
         host = socket.gethostname()
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             pid = t.system_attrs.get("argus:pid")
             if t.system_attrs.get("argus:host") == host and pid is not None and pid != os.getpid() and not process_alive(int(pid)):
                 try:
-                    if study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+                    if storage.set_trial_state_values(self.trial_id(study, t), state=TrialState.FAIL):
                         requeue_trial(study, t)
                 except UpdateFinishedTrialError:
                     pass
@@ -339,8 +369,9 @@ class Scheduler:
         from optuna.trial import TrialState
 
         try:
-            if study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
-                requeue_trial(study, study._storage.get_trial(trial_id))
+            storage = self._store(study)
+            if storage.set_trial_state_values(trial_id, state=TrialState.FAIL):
+                requeue_trial(study, storage.get_trial(trial_id))
         except UpdateFinishedTrialError:
             pass
         except Exception:  # noqa: BLE001 - the storage is gone: the heartbeat's grace period queues it again
@@ -352,12 +383,13 @@ class Scheduler:
         if not self.rdb:
             yield
             return
+        storage = self._store(study)
         stopped = threading.Event()
 
         def beat():
             while not stopped.wait(self.config.concurrency.heartbeat_s):
                 try:
-                    study._storage.record_heartbeat(trial_id)
+                    storage.record_heartbeat(trial_id)
                 except Exception:  # noqa: BLE001 - a missed beat; after grace_s another worker takes the trial over
                     _log.warning("campaign %s: heartbeat of trial %s failed", self.config.name, trial_id, exc_info=True)
 
@@ -400,13 +432,17 @@ class Scheduler:
 
     def trial(self, study, trial_id: int, position: int):
         """The claimed trial, its sampler seeded by its position (a resumed campaign draws what an
-        uninterrupted one would)."""
+        uninterrupted one would). It is a trial of a study object loaded afresh on this scheduler's storage:
+        a new ``Study`` has no trials cached (``Study.ask`` drops its cache for the same reason), so the
+        sampler models the study's latest trials, whatever this process's ``study`` read before. ``study``
+        gets the same sampler (its ``tell`` calls the sampler's ``after_trial``)."""
         import optuna
 
-        study.sampler = self.sampler(position)
-        if hasattr(study, "_thread_local"):
-            study._thread_local.cached_all_trials = None  # what Study.ask does: sample from the latest trials
-        return optuna.trial.Trial(study, trial_id)
+        sampler = self.sampler(position)
+        study.sampler = sampler
+        fresh = optuna.load_study(study_name=study.study_name, storage=self._store(study), sampler=sampler)
+        fresh.get_trials(deepcopy=False)  # read its trials first, as Study.ask does (an RDB study caches them)
+        return optuna.trial.Trial(fresh, trial_id)
 
     def settings(self, trial) -> dict:
         """The trial's settings: its planned (or drawn) point of the search space and the campaign's

@@ -304,14 +304,16 @@ def test_a_live_workers_trial_is_not_taken_a_stale_one_is(tmp_path, sequential, 
     study = other._open_study()
     kind, (trial_id, position) = other._next_trial(study, other._plan())
     assert kind == "trial" and position == 0
-    study._storage.set_trial_system_attr(trial_id, "argus:host", "another-machine")
+    storage = other.scheduler.storage  # the Optuna storage the worker built
+    number = storage.get_trial(trial_id).number
+    storage.set_trial_system_attr(trial_id, "argus:host", "another-machine")
     beating = threading.Event()
     stopped_at: list[float] = []
 
     def beat():
         end = time.monotonic() + 1.75 * cfg.concurrency.grace_s
         while time.monotonic() < end:
-            study._storage.record_heartbeat(trial_id)
+            storage.record_heartbeat(trial_id)
             beating.set()
             time.sleep(0.3)
         stopped_at.append(time.time())
@@ -324,7 +326,7 @@ def test_a_live_workers_trial_is_not_taken_a_stale_one_is(tmp_path, sequential, 
     thread.join()
     assert not result.stopped and not result.failed
     trials = study.get_trials(deepcopy=False)
-    theirs = next(t for t in trials if t._trial_id == trial_id)
+    theirs = next(t for t in trials if t.number == number)
     mine = [t for t in trials if t.state == TrialState.COMPLETE]
     assert theirs.state == TrialState.FAIL
     assert len(mine) == 1 and mine[0].user_attrs["argus:worker"] == "live"
@@ -352,13 +354,15 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_taken_at_once(tmp_path, se
     killed = Campaign(cfg, tmp_path / "killed", tmp_path / "killed-compiled", storage=pg_url, worker="killed")
     study = killed._open_study()
     kind, (trial_id, _) = killed._next_trial(study, killed._plan())
-    study._storage.set_trial_system_attr(trial_id, "argus:pid", int(dead.stdout))
+    storage = killed.scheduler.storage  # the Optuna storage the worker built
+    number = storage.get_trial(trial_id).number
+    storage.set_trial_system_attr(trial_id, "argus:pid", int(dead.stdout))
     t0 = time.monotonic()
     result = Campaign(cfg, tmp_path / "run", tmp_path / "compiled", lm_builder=simulated_builder(), storage=pg_url,
                       worker="next").run()
     assert not result.stopped and time.monotonic() - t0 < 120
-    trials = {t._trial_id: t for t in study.get_trials(deepcopy=False)}
-    assert trials[trial_id].state == TrialState.FAIL
+    trials = {t.number: t for t in study.get_trials(deepcopy=False)}
+    assert trials[number].state == TrialState.FAIL
     assert [t.user_attrs["argus:worker"] for t in trials.values() if t.state == TrialState.COMPLETE] == ["next"]
     seq = json.loads((seq_root / "compiled" / "simtest" / "frontier.json").read_text())
     ff = json.loads((tmp_path / "compiled" / "simtest" / "frontier.json").read_text())
@@ -398,10 +402,10 @@ def test_positions_are_claimed_once_by_racing_workers(tmp_path):
     assert workers[0]._next_trial(studies[0], plan) == ("wait", 5)
     # a worker that released its trial (a stop): the position is queued again, with the same settings
     trial = running[0]
-    workers[0]._release(study, trial._trial_id)
+    workers[0]._release(study, workers[0].scheduler.trial_id(study, trial))
     kind, (tid, pos) = workers[1]._next_trial(studies[1], plan)
     assert kind == "trial" and pos == trial.user_attrs["argus:position"]
-    assert study._storage.get_trial(tid).system_attrs["fixed_params"] == trial.system_attrs["fixed_params"]
+    assert workers[1].scheduler.storage.get_trial(tid).system_attrs["fixed_params"] == trial.system_attrs["fixed_params"]
 
 
 
