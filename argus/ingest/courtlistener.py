@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from argus.documents import RawDocument
+from argus.ingest.files import replace_controls
 from argus.io import write_text_atomic
 from argus.errors import ConfigError, SourceError
 
@@ -438,7 +439,8 @@ def _fetch_complaint(
             "retrieved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
     )
-    warnings = ([warning] if warning else []) + _document_warnings(detail, text)
+    text, replaced = replace_controls(text)
+    warnings = ([warning] if warning else []) + _document_warnings(detail, text) + replaced
     source = metadata["courtlistener_document_url"] or metadata["courtlistener_docket_url"] or web_root
     return RawDocument(doc_id=doc_id, text=text, source=source, metadata=metadata, warnings=warnings)
 
