@@ -424,20 +424,24 @@ class BatchWriter:
 
 
 def pending_sources(paths, out: Path, skip_existing: bool, console: Console,
-                    skipped: list[dict] | None = None) -> list[tuple[int, str, object]]:
+                    skipped: list[dict] | None = None, workers: int = 1) -> list[tuple[int, str, object]]:
     """(index, label, document or its read error) of every input still to do; those skipped
-    because their EKG exists are added to ``skipped`` (``BatchReport.skipped``) if given."""
-    from argus.pipeline import iter_sources
+    because their EKG exists are added to ``skipped`` (``BatchReport.skipped``) if given, without
+    being read. The scanned pages of the PDFs to do are OCR'd ``workers`` at a time (the run's bound)."""
+    from argus.ingest.files import doc_id_for, iter_paths
+    from argus.ingest.sources import read_sources
 
-    todo = []
-    for index, (label, item) in enumerate(iter_sources(paths)):
-        if skip_existing and not isinstance(item, ArgusError) and (out / f"{item.doc_id}.ekg.json").exists():
-            console.print(f"[dim]{item.doc_id}: exists, skipped[/dim]")
+    wanted: list[tuple[int, Path]] = []
+    for index, p in enumerate(iter_paths(paths)):
+        doc_id = doc_id_for(p)
+        if skip_existing and p.is_file() and (out / f"{doc_id}.ekg.json").exists():
+            console.print(f"[dim]{doc_id}: exists, skipped[/dim]")
             if skipped is not None:
-                skipped.append({"doc_id": item.doc_id, "source": label, "reason": "exists"})
+                skipped.append({"doc_id": doc_id, "source": str(p), "reason": "exists"})
             continue
-        todo.append((index, label, item))
-    return todo
+        wanted.append((index, p))
+    read = read_sources([p for _, p in wanted], workers=workers, console=console)
+    return [(index, label, item) for (index, _), (label, item) in zip(wanted, read)]
 
 
 def claim_document(claims: Claims, out: Path, index: int, label: str, item, *, skip_existing: bool,
@@ -510,7 +514,8 @@ def run_batch(
     documents = concurrency or pipe.config.concurrency.documents
     claims = Claims(out)
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
-    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped,
+                           workers=max(1, min(documents, os.cpu_count() or 1)))
     if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     stop = threading.Event()

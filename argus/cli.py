@@ -68,7 +68,8 @@ def _overrides(
 
 @app.command()
 def extract(
-    paths: list[Path] = typer.Argument(..., help="Complaint text files or folders of them"),
+    paths: list[Path] = typer.Argument(..., help="Complaint text files and PDFs, or folders of them (scanned pages are "
+                                                 "OCR'd with Tesseract)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="Output folder"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
     model: Optional[str] = typer.Option(None, "--model", help="litellm model string for every stage (default local/smollm2)"),
@@ -132,6 +133,9 @@ def extract(
     terminate = contextlib.ExitStack()  # SIGTERM: as Ctrl-C from here on
     terminate.enter_context(sigterm_as_interrupt())
     try:
+        from argus.ingest.sources import ocr_preflight
+
+        ocr_preflight(paths)  # a scanned PDF and no Tesseract: stop before anything is read or written
         overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars,
                                keep_ungrounded, grounded_decoding)
         if design:

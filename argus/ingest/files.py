@@ -15,6 +15,7 @@ the spans index the text the EKG carries, which is the replaced text.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Iterator
@@ -113,22 +114,33 @@ def read_text_document(path: str | Path, doc_id: str | None = None) -> RawDocume
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.is_dir():
-        raise InputError(f"{p}: a folder with no text files ({', '.join(sorted(TEXT_SUFFIXES))})")
+        raise InputError(f"{p}: a folder with no text files or PDFs ({', '.join(sorted(INPUT_SUFFIXES))})")
     data = p.read_bytes()
     if not data.strip():
         raise InputError(f"{p}: the file is empty")
     text, warnings = decode_bytes(data, str(p))
     if not text.strip():
         raise InputError(f"{p}: the file holds only whitespace")
-    return RawDocument(doc_id=doc_id or doc_id_for(p), text=text, source=str(p), warnings=warnings)
+    return RawDocument(doc_id=doc_id or doc_id_for(p), text=text, source=str(p), warnings=warnings,
+                       metadata={"sha256": hashlib.sha256(data).hexdigest()})
+
+
+def read_document(path: str | Path, doc_id: str | None = None) -> RawDocument:
+    """A text file or a PDF (by its suffix or its first bytes; ``argus.ingest.pdf``, scanned pages OCR'd)."""
+    from argus.ingest.pdf import is_pdf, read_pdf_document
+
+    p = Path(path)
+    if p.is_file() and is_pdf(p):
+        return read_pdf_document(p, doc_id)
+    return read_text_document(p, doc_id)
 
 
 def iter_paths(paths: list[str | Path]) -> Iterator[Path]:
-    """Files given directly, and text files found (recursively, sorted) in folders given."""
+    """Files given directly, and text files and PDFs found (recursively, sorted) in folders given."""
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES and not f.name.startswith("."))
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in INPUT_SUFFIXES and not f.name.startswith("."))
             if not found:
                 yield p  # reported as an input error by the reader
             yield from found
