@@ -673,7 +673,6 @@ def courtlistener_command(
     not fetched again.
     """
     from rich.console import Console
-    from rich.table import Table
 
     from argus.errors import ArgusError
 
@@ -697,18 +696,13 @@ def courtlistener_command(
     except ArgusError as exc:
         error = exc
 
-    table = Table(title=f"CourtListener complaints in {out}")
-    table.add_column("doc_id")
-    table.add_column("status")
-    table.add_column("detail")
-    for doc_id in report.fetched:
-        table.add_row(doc_id, "[green]written[/green]", "")
-    for doc_id in report.already_present:
-        table.add_row(doc_id, "present", "already in the folder")
-    for skipped in report.skipped:
-        table.add_row(skipped.doc_id, "[yellow]skipped[/yellow]", skipped.reason)
-    if table.row_count:
-        console.print(table)
+    rows = ([[doc_id, "written", ""] for doc_id in report.fetched]
+            + [[doc_id, "present", "already in the folder"] for doc_id in report.already_present]
+            + [[s.doc_id, "skipped", s.reason] for s in report.skipped])
+    if rows:
+        from argus.terminal import print_table
+
+        print_table(console, f"CourtListener complaints in {out}", ["document", "status", "detail"], rows)
     console.print(
         f"{len(report.fetched)} written, {len(report.already_present)} already present, "
         f"{len(report.skipped)} skipped, {len(report.off_topic)} not NOS 442, "
