@@ -136,11 +136,15 @@ def read_document(path: str | Path, doc_id: str | None = None) -> RawDocument:
 
 
 def iter_paths(paths: list[str | Path]) -> Iterator[Path]:
-    """Files given directly, and text files and PDFs found (recursively, sorted) in folders given."""
+    """Files given directly, and text files and PDFs found (recursively, sorted) in folders given; a PDF
+    beside a text file of the same name (its text, as ``fetch-courtlistener`` keeps them) is not read again."""
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in INPUT_SUFFIXES and not f.name.startswith("."))
+            # a PDF kept beside the text its PDF route gave (fetch-courtlistener): the text is read, once
+            texts = {f.with_suffix("") for f in found if f.suffix.lower() in TEXT_SUFFIXES}
+            found = [f for f in found if not (f.suffix.lower() in PDF_SUFFIXES and f.with_suffix("") in texts)]
             if not found:
                 yield p  # reported as an input error by the reader
             yield from found
