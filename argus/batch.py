@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
 
 from argus.config import ArgusConfig
 from argus.errors import ArgusError, ConfigError
@@ -106,13 +105,13 @@ def _write_summary(out: Path, rows: list[dict]) -> None:
     write_text_atomic(out / "summary.csv", "\n".join(lines) + "\n")
 
 
-def _stage_table(ekg: DocumentEKG) -> Table:
-    t = Table(title=f"{ekg.doc_id}: stages", show_edge=False, title_justify="left")
-    for col in ("stage", "seconds", "LM calls", "tokens", "USD"):
-        t.add_column(col, justify="right" if col != "stage" else "left")
-    for s in ekg.stages:
-        t.add_row(s.stage, f"{s.seconds:.2f}", str(s.lm_calls), str(s.tokens), f"{s.cost_usd:.6f}")
-    return t
+def _print_stages(console: Console, ekg: DocumentEKG) -> None:
+    from argus.terminal import print_table
+
+    headers = ["stage", "seconds", "LM calls", "tokens", "USD"]
+    print_table(console, f"{ekg.doc_id}: stages", headers,
+                [[s.stage, f"{s.seconds:.2f}", s.lm_calls, s.tokens, f"{s.cost_usd:.6f}"] for s in ekg.stages],
+                right=headers[1:])
 
 
 @dataclass
@@ -409,7 +408,7 @@ class BatchWriter:
             _write_summary(self.out, self.report.rows)
         except OSError as exc:  # the EKG is written; only the table is behind (rewritten with the next document)
             self.console.print(f"[yellow]summary.csv not updated: {exc.strerror or exc}[/yellow]")
-        self.console.print(_stage_table(ekg))
+        _print_stages(self.console, ekg)
         for w in ekg.warnings:
             self.console.print(f"[yellow]  warning:[/yellow] {w[:300]}")
 
@@ -424,20 +423,24 @@ class BatchWriter:
 
 
 def pending_sources(paths, out: Path, skip_existing: bool, console: Console,
-                    skipped: list[dict] | None = None) -> list[tuple[int, str, object]]:
+                    skipped: list[dict] | None = None, workers: int = 1) -> list[tuple[int, str, object]]:
     """(index, label, document or its read error) of every input still to do; those skipped
-    because their EKG exists are added to ``skipped`` (``BatchReport.skipped``) if given."""
-    from argus.pipeline import iter_sources
+    because their EKG exists are added to ``skipped`` (``BatchReport.skipped``) if given, without
+    being read. The scanned pages of the PDFs to do are OCR'd ``workers`` at a time (the run's bound)."""
+    from argus.ingest.files import doc_id_for, iter_paths
+    from argus.ingest.sources import read_sources
 
-    todo = []
-    for index, (label, item) in enumerate(iter_sources(paths)):
-        if skip_existing and not isinstance(item, ArgusError) and (out / f"{item.doc_id}.ekg.json").exists():
-            console.print(f"[dim]{item.doc_id}: exists, skipped[/dim]")
+    wanted: list[tuple[int, Path]] = []
+    for index, p in enumerate(iter_paths(paths)):
+        doc_id = doc_id_for(p)
+        if skip_existing and p.is_file() and (out / f"{doc_id}.ekg.json").exists():
+            console.print(f"[dim]{doc_id}: exists, skipped[/dim]")
             if skipped is not None:
-                skipped.append({"doc_id": item.doc_id, "source": label, "reason": "exists"})
+                skipped.append({"doc_id": doc_id, "source": str(p), "reason": "exists"})
             continue
-        todo.append((index, label, item))
-    return todo
+        wanted.append((index, p))
+    read = read_sources([p for _, p in wanted], workers=workers, console=console)
+    return [(index, label, item) for (index, _), (label, item) in zip(wanted, read)]
 
 
 def claim_document(claims: Claims, out: Path, index: int, label: str, item, *, skip_existing: bool,
@@ -510,7 +513,8 @@ def run_batch(
     documents = concurrency or pipe.config.concurrency.documents
     claims = Claims(out)
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
-    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped,
+                           workers=max(1, min(documents, os.cpu_count() or 1)))
     if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     stop = threading.Event()
@@ -575,13 +579,21 @@ def _in_daemon_threads(fn, jobs: list, workers: int, stop: threading.Event):
         yield value
 
 
+SUMMARY_HEADERS = {"doc_id": "document", "sentences": "sentences", "facts": "facts", "facts_by": "facts by",
+                   "chunks": "chunks", "entities": "entities", "events": "events", "temporal_edges": "temporal",
+                   "causal_edges": "causal", "lm_calls": "LM calls", "tokens": "tokens", "cost_usd": "USD",
+                   "seconds": "seconds"}
+"""The summary's headers as printed (``summary.csv`` keeps the column names, every column)."""
+
+
 def print_batch_summary(console: Console, report: BatchReport, out: Path) -> None:
-    table = Table(title="ARGUS extraction summary", title_justify="left")
-    for c in SUMMARY_COLUMNS[:1] + SUMMARY_COLUMNS[2:]:
-        table.add_column(c, justify="left" if c == "doc_id" else "right")
-    for r in report.rows:
-        table.add_row(*[str(r[c]) for c in SUMMARY_COLUMNS[:1] + SUMMARY_COLUMNS[2:]])
-    console.print(table)
+    """The summary table: a table where it fits the console, else one line per document (``argus.terminal``)."""
+    from argus.terminal import print_table
+
+    cols = SUMMARY_COLUMNS[:1] + SUMMARY_COLUMNS[2:]
+    headers = [SUMMARY_HEADERS[c] for c in cols]
+    print_table(console, "ARGUS extraction summary", headers, [[r[c] for c in cols] for r in report.rows],
+                right=headers[1:])
     for e in report.errors:
         console.print(f"[red]failed[/red] {e['source']}: {e['message']}")
     t = report.ledger.totals()

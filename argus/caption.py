@@ -29,13 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 PartySide = Literal["plaintiff", "defendant"]
 
-_COLUMN = re.compile(r"\s[)§:|](?:\s|$)|\s[)§:|]$")
+_COLUMN = re.compile(r"(?:^|\s)[)§:|](?:\s|$)")  # at a line's start too: OCR drops the indentation of a lone ")"
 _SIDE_LABEL = re.compile(
     r"^\s*(?P<label>(?:Individual\s+|Corporate\s+)?(?:Plaintiffs?|Petitioners?|Defendants?|Respondents?))\s*[.,;:]?\s*$",
     re.I)
-_VERSUS = re.compile(r"^\s*(?:-\s*)?(?:v\.?|vs\.?|versus|against)(?:\s*-)?\s*$", re.I)
+_VERSUS = re.compile(r"^\s*(?:-\s*)?(?:v\.?|vv\.|vs\.?|versus|against)(?:\s*-)?\s*$", re.I)  # "Vv.": Tesseract's "v."
 _INLINE_LABEL = re.compile(r",?\s*\b(?P<label>Plaintiffs?|Petitioners?|Defendants?|Respondents?)\b\s*[.,;:]?", re.I)
-_INLINE_VERSUS = re.compile(r"(?:^|\s)(?:-\s*)?(?:v\.|vs\.?|versus|against)(?:\s*-)?(?=\s|$)", re.I)
+_INLINE_VERSUS = re.compile(r"(?:^|\s)(?:-\s*)?(?:v\.|vv\.|vs\.?|versus|against)(?:\s*-)?(?=\s|$)", re.I)
 _COURT = re.compile(r"\b(?:UNITED\s+STATES\s+DISTRICT\s+COURT|DISTRICT\s+COURT|SUPERIOR\s+COURT|COURT\s+OF|"
                     r"SUPREME\s+COURT|CIRCUIT\s+COURT)\b", re.I)
 _DOCKET = re.compile(r"\b\d{1,2}:\d{2}-?[a-z]{2}-?\d{3,6}(?:-[A-Z]{1,5})*\b", re.I)

@@ -24,9 +24,12 @@ from typing import Optional
 
 import typer
 
+from argus.terminal import help_markup_mode
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="ARGUS: legal event knowledge graphs.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="ARGUS: legal event knowledge graphs.",
+                  rich_markup_mode=help_markup_mode())  # plain help under 100 columns (argus.terminal)
 
 PREFLIGHT_HELP = ("Skip the check, before the first document or trial, that every model of the run has its API key "
                   "set, its server (api_base) answering and its GGUF file present (argus.preflight)")
@@ -68,11 +71,12 @@ def _overrides(
 
 @app.command()
 def extract(
-    paths: list[Path] = typer.Argument(..., help="Complaint text files or folders of them"),
+    paths: list[Path] = typer.Argument(..., help="Complaint text files and PDFs, or folders of them (scanned pages are "
+                                                 "OCR'd with Tesseract)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="Output folder"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
     model: Optional[str] = typer.Option(None, "--model", help="litellm model string for every stage (default local/smollm2)"),
-    stage_model: list[str] = typer.Option([], "--stage-model", help="STAGE=MODEL, repeatable (stage1, stage2, chunker, …)"),
+    stage_model: list[str] = typer.Option([], "--stage-model", help="STAGE=MODEL, repeatable (stage1, stage2, chunker and the other stages)"),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server for --model"),
     fact_mode: Optional[str] = typer.Option(None, "--fact-mode", help="classifier | hybrid | llm"),
     tau: Optional[float] = typer.Option(None, "--tau", help="fact-classifier confidence threshold"),
@@ -132,6 +136,9 @@ def extract(
     terminate = contextlib.ExitStack()  # SIGTERM: as Ctrl-C from here on
     terminate.enter_context(sigterm_as_interrupt())
     try:
+        from argus.ingest.sources import ocr_preflight
+
+        ocr_preflight(paths)  # a scanned PDF and no Tesseract: stop before anything is read or written
         overrides = _overrides(model, stage_model, api_base, fact_mode, tau, no_resolver, framenet_hints, cache_dir, max_chars,
                                keep_ungrounded, grounded_decoding)
         if design:
@@ -311,7 +318,8 @@ def optimize_command(
     raise typer.Exit(0 if result.frontier and not result.failed else 1)
 
 
-annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics")
+annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics",
+                           rich_markup_mode=help_markup_mode())
 app.add_typer(annotate_app, name="annotate")
 
 
@@ -618,7 +626,7 @@ def _mount_subapps() -> None:
     from argus.experiments.cli import app as experiment_app
     from optimizers.cli import app as frontier_app
 
-    app.add_typer(experiment_app, name="experiment", help="Downstream experiments (claims, clustering, …)")
+    app.add_typer(experiment_app, name="experiment", help="Downstream experiments: claims, clustering and more")
 
     app.add_typer(frontier_app, name="frontier", help="Inspect, verify and reprice compiled quality–cost frontiers")
     try:

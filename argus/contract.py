@@ -2,7 +2,7 @@
 
 An EKG satisfies the contract when it validates against the exported JSON Schema; every sentence
 span slices non-blank text of the source (the EKG's own ``text``, and the source file when it is
-readable and unchanged); every entity mention and event trigger span lies in its sentence and slices
+readable and unchanged; a PDF source is not read again, its SHA-256 must be ``source_sha256``); every entity mention and event trigger span lies in its sentence and slices
 the text to its name, alias or trigger (``argus.grounding.span_problems``); every evidence id is a real sentence id (node evidence:
 a fact sentence of the narrative); every participant and edge endpoint exists; and the ledger
 totals equal the sum of its entries.
@@ -74,8 +74,19 @@ def check_file(path: str | Path, source_text: str | None = None) -> tuple[Docume
         ekg = load_ekg(path)
     except InputError as exc:
         return None, [str(exc)]
+    problems: list[str] = []
     if source_text is None and Path(ekg.source).is_file():
+        from argus.errors import ArgusError
         from argus.ingest.files import read_text_document
+        from argus.ingest.pdf import is_pdf, sha256_file
 
-        source_text = read_text_document(ekg.source).text
-    return ekg, contract_problems(ekg, source_text)
+        if is_pdf(ekg.source):  # not read again (OCR): the file must be the one its text came from
+            if ekg.source_sha256 and sha256_file(ekg.source) != ekg.source_sha256:
+                problems.append("source: the PDF's SHA-256 differs from the EKG's source_sha256 (the file changed "
+                                "since extraction?)")
+        else:
+            try:
+                source_text = read_text_document(ekg.source).text
+            except ArgusError as exc:
+                problems.append(f"source: {exc}")
+    return ekg, problems + contract_problems(ekg, source_text)

@@ -47,6 +47,8 @@ class Sentence(BaseModel):
     section: SectionKind
     section_heading: str = ""
     paragraph: int | None = Field(default=None, description="Printed paragraph number, when numbered")
+    page: int | None = Field(default=None, description="Page of the filing the sentence starts on (from 1), when the "
+                             "source is paged: a PDF, or a text with form feeds (a page break each)")
     # Filled by the fact gate.
     fact: bool | None = None
     fact_probability: float | None = Field(

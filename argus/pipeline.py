@@ -40,7 +40,7 @@ from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.designs.sentence.heads import EventHeads, load_event_heads
 from argus.grounding import Aligner, ground_document
-from argus.ingest.files import read_text_document
+from argus.ingest.files import read_document
 from argus.ledger import CostLedger, ledger_context
 from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm
 from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
@@ -157,7 +157,7 @@ class ArgusPipeline(dspy.Module):
         if isinstance(source, RawDocument):
             raw = source
         else:
-            raw = read_text_document(source)
+            raw = read_document(source)
         if len(raw.text) > self.config.limits.max_document_chars:
             raise InputError(
                 f"{raw.source}: {len(raw.text):,} characters exceeds limits.max_document_chars="
@@ -430,12 +430,10 @@ def set_aside_damaged_caches(root: Path) -> list[Path]:
 _CACHE_DIR: str | None = None
 
 
-def iter_sources(paths) -> Iterator[tuple[str, RawDocument | ArgusError]]:
-    """(label, document or the error reading it) for every file given or found in folders."""
+def iter_sources(paths, workers: int = 1) -> Iterator[tuple[str, RawDocument | ArgusError]]:
+    """(label, document or the error reading it) for every file given or found in folders: text files and
+    PDFs, their scanned pages OCR'd ``workers`` at a time (``argus.ingest.sources``)."""
     from argus.ingest.files import iter_paths
+    from argus.ingest.sources import read_sources
 
-    for p in iter_paths(paths):
-        try:
-            yield str(p), read_text_document(p)
-        except ArgusError as exc:
-            yield str(p), exc
+    yield from read_sources(list(iter_paths(paths)), workers=workers)

@@ -602,6 +602,12 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
                 )
             )
 
+    if raw.metadata.get("pages") or "\f" in text:  # a paged source: each sentence's page, for citing the filing
+        from argus.ingest.pdf import page_at, page_starts
+
+        starts = page_starts(text)
+        for s in sentences:
+            s.page = page_at(starts, s.span[0])
     facts = [s.id for s in sentences if s.section == "facts"]
     found = bool(facts)
     if not found:

@@ -22,13 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from argus.caption import Caption
 from argus.ledger import LedgerEntry, Totals
 
-SCHEMA_VERSION = "1.2"
-"""1.2: the caption read from the filing (``DocumentEKG.caption``) and the extraction designs
+SCHEMA_VERSION = "1.3"
+"""1.3: the source file's SHA-256, its pages and those read by OCR (``DocumentEKG.source_sha256``, ``pages``,
+``ocr_pages``), and each sentence's page (``SentenceRecord.page``); 1.2 files read as they are. 1.2: the caption read from the filing (``DocumentEKG.caption``) and the extraction designs
 ``sentence`` and ``floor`` (``DocumentEKG.method``). 1.1: character grounding (``DocumentEKG.text``,
 entity ``mentions``, event ``trigger_span``, ``rejected``). 1.1 files read as they are; 1.0 files are
 upgraded on reading when their source file is at hand (``argus.export.load_ekg``)."""
 
-READABLE_VERSIONS = ("1.1", "1.2")
+READABLE_VERSIONS = ("1.1", "1.2", "1.3")
 """Schema versions that validate as this version's ``DocumentEKG`` without an upgrade."""
 
 METHODS = ("staged", "sentence", "oneshot", "floor")
@@ -246,6 +247,8 @@ class SentenceRecord(_Strict):
     section: str
     section_heading: str = ""
     paragraph: int | None = None
+    page: int | None = Field(default=None, description="Page of the source the sentence starts on (from 1); null when "
+                             "the source is not paged (a text file without form feeds)")
     fact: bool | None
     fact_probability: float | None
     fact_path: Literal["classifier", "llm", "section", "none"]
@@ -272,6 +275,12 @@ class DocumentEKG(_Strict):
     schema_version: str = SCHEMA_VERSION
     doc_id: str
     source: str
+    source_sha256: str | None = Field(default=None, description="SHA-256 of the source file's bytes as read (hex); "
+                                      "null for a source that is not a file (CourtListener text)")
+    pages: int | None = Field(default=None, description="Pages of the source: a PDF's, or one more than a text's form "
+                              "feeds; null when the source is not paged")
+    ocr_pages: list[int] = Field(default_factory=list, description="Pages of a PDF without a text layer, read by OCR "
+                                 "(Tesseract)")
     method: Literal["staged", "sentence", "oneshot", "floor"] = Field(
         default="staged", description="staged: chunked two-stage design; sentence: sentence-level design; oneshot: "
                                       "one-call baseline; floor: keyword rules, no language model")

@@ -33,11 +33,13 @@ def _open(s: Span, part: int | None) -> str:
     return f"<{s.tag}{inner}>"
 
 
-def _text_html(seg: str) -> str:
-    return escape(seg).replace("\f", Markup('<span class="pb" aria-hidden="true">\f</span>'))
+def _page_break(page: int) -> Markup:
+    """A form feed as the start of page ``page``: a rule with its label ("p. 3", the style sheet's), the form
+    feed itself the element's one character (so the pane's text stays the text)."""
+    return Markup(f'<span class="pb" id="page-{page}" data-page="{page}" aria-hidden="true">\f</span>')
 
 
-def nest_spans(text: str, spans: list[Span]) -> Markup:
+def nest_spans(text: str, spans: list[Span], *, paged: bool = False) -> Markup:
     """HTML of ``text`` with every span an element, correctly nested whatever the overlaps.
 
     Layer-0 spans (sentences, headings) never overlap each other (a later one is clipped to start
@@ -48,8 +50,23 @@ def nest_spans(text: str, spans: list[Span]) -> Markup:
     become several pieces (each piece carries ``data-part``, 1, 2, …; all pieces keep the span's
     ``data-span``). The concatenated text of the pieces is ``text[start:end]``; the text content
     of the whole result is ``text``.
+
+    Every form feed starts a page: it becomes ``<span class="pb" data-page="N">`` (N: one more than the
+    form feeds before it, plus one). ``paged`` (a paged source: a PDF, a text with form feeds) opens the
+    result with the label of page 1, an empty element of the same class.
     """
     n = len(text)
+    page = 1
+
+    def _text_html(seg: str) -> str:
+        nonlocal page
+        parts = str(escape(seg)).split("\f")
+        html = [parts[0]]
+        for part in parts[1:]:
+            page += 1
+            html.append(str(_page_break(page)) + part)
+        return "".join(html)
+
     outer: list[Span] = []
     last = 0
     for s in sorted((s for s in spans if s.layer == 0), key=lambda s: (s.start, s.end)):
@@ -116,4 +133,5 @@ def nest_spans(text: str, spans: list[Span]) -> Markup:
     emit_to(n)
     for i, s, k in opened:
         out[i] = _open(s, k if total[id(s)] > 1 else None)
-    return Markup("".join(out))
+    first = '<span class="pb first" id="page-1" data-page="1" aria-hidden="true"></span>' if paged or "\f" in text else ""
+    return Markup(first + "".join(out))

@@ -16,7 +16,9 @@ The page shows:
 
 - a header: doc id, source, method, models per stage, created, counts and warnings;
 - the filing text exactly as read (``DocumentEKG.text``; the text pane's ``textContent`` *is* that
-  text), each sentence an element with ``data-sentence-id``, fact sentences marked, text outside the
+  text), each page opened by a rule labelled with its number ("p. 3": the form feeds of the text, see
+  ``argus.spans.nest_spans``), each sentence an element with ``data-sentence-id`` (and ``data-page``, its
+  page, also in its title and beside it among an event's evidence, so the filing can be cited), fact sentences marked, text outside the
   narrative dimmed, section headings emphasized; event triggers as ``<mark class="trigger"
   data-event-id>`` and entity mentions as ``<mark class="mention" data-entity-id>``
   (:func:`render_text`: spans that overlap are nested where one contains the other and split where
@@ -89,7 +91,8 @@ def _text_spans(ekg: DocumentEKG) -> list[Span]:
             classes.append("outside")
         if s.id in evidence_of:
             classes.append("evidence")
-        title = f"{s.id} · {s.section}" + (f" · {s.section_heading}" if s.section_heading else "")
+        title = f"{s.id}" + (f" · p. {s.page}" if s.page is not None else "") + f" · {s.section}" \
+            + (f" · {s.section_heading}" if s.section_heading else "")
         if s.fact is not None:
             title += " · fact" if s.fact else " · not a fact"
             if s.fact_probability is not None:
@@ -113,8 +116,10 @@ def _text_spans(ekg: DocumentEKG) -> list[Span]:
                                 f'data-section="{escape(s.section)}"></span>')
             prev_key = key
         prev_end = max(prev_end, b)
-        spans.append(Span(a, b, 0, "span", {"class": " ".join(classes), "data-sentence-id": s.id,
-                                            "id": f"sent-{s.id}", "title": title}, before=before))
+        attrs = {"class": " ".join(classes), "data-sentence-id": s.id, "id": f"sent-{s.id}", "title": title}
+        if s.page is not None:
+            attrs["data-page"] = str(s.page)
+        spans.append(Span(a, b, 0, "span", attrs, before=before))
     for ev in ekg.graph.events:
         if ev.trigger_span is None:
             continue
@@ -133,7 +138,7 @@ def _text_spans(ekg: DocumentEKG) -> list[Span]:
 
 def render_text(ekg: DocumentEKG) -> Markup:
     """The filing text as HTML: sentences, headings, trigger and mention marks (see :func:`nest_spans`)."""
-    return nest_spans(ekg.text, _text_spans(ekg))
+    return nest_spans(ekg.text, _text_spans(ekg), paged=ekg.pages is not None)
 
 
 # ----------------------------------------------------------------------------- data for the script
@@ -202,7 +207,7 @@ def view_data(ekg: DocumentEKG, tl: Timeline | None = None) -> dict:
         "doc_id": ekg.doc_id,
         "events": events,
         "entities": entities,
-        "sentences": {s.id: {"section": s.section, "fact": s.fact} for s in ekg.sentences},
+        "sentences": {s.id: {"section": s.section, "fact": s.fact, "page": s.page} for s in ekg.sentences},
     }
 
 

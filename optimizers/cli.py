@@ -8,7 +8,9 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+from argus.terminal import help_markup_mode
+
+app = typer.Typer(rich_markup_mode=help_markup_mode(), add_completion=False, no_args_is_help=True,
                   help="Inspect, verify and reprice the quality–cost frontier of an optimization campaign "
                        "(compiled/<campaign>/).")
 

@@ -48,8 +48,10 @@ class StandIn:
         self.requests: list[Recorded] = []
         self.failures: dict[str, tuple[int, dict, dict[str, str]]] = {}
         self.pages: dict[str, dict] = {}  # search route -> replacement page
+        self.files: dict[str, bytes] = {}  # file storage: path under /storage/ -> bytes (RECAP's PDFs)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/rest/v4"
+        self.storage_url = f"http://127.0.0.1:{self._server.server_port}/storage"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -76,6 +78,14 @@ class StandIn:
                 parts = urlsplit(self.path)
                 params = parse_qs(parts.query)
                 standin.requests.append(Recorded(parts.path, params, self.headers.get("Authorization")))
+                if parts.path.startswith("/storage/"):  # public file storage: no token
+                    data = standin.files.get(parts.path[len("/storage/"):])
+                    self.send_response(200 if data is not None else 404)
+                    self.send_header("Content-Type", "application/pdf")
+                    self.send_header("Content-Length", str(len(data or b"")))
+                    self.end_headers()
+                    self.wfile.write(data or b"")
+                    return
                 status, body, headers = standin._respond(parts.path, params, self.headers)
                 data = json.dumps(body).encode()
                 self.send_response(status)
@@ -560,3 +570,54 @@ def test_cli_command_fetches_and_prints_a_summary(standin, token_env, tmp_path, 
     result = runner.invoke(app, ["--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "COURTLISTENER_TOKEN" in result.output
+
+
+# ------------------------------------------------------------------------------ the PDF route
+
+NO_TEXT_PDF = "recap/gov.uscourts.mad.193254/gov.uscourts.mad.193254.1.0.pdf"  # the filepath_local of NO_TEXT_ID
+
+
+@pytest.fixture(scope="module")
+def complaint_pdf(tmp_path_factory) -> bytes:
+    """A two-page complaint typeset to a text-layer PDF by headless Chromium (bench/make_pdfs.py)."""
+    from tests.test_ingest_pdf import _make_pdfs, _needs
+
+    _needs()
+    text = ("Case 3:17-cv-12090 Document 1 Filed 10/24/17 Page 1 of 2\n\nFACTS\n\n"
+            "1.     Plaintiff Kathleen O'Donnell was hired by the Academy in 2009.\n\n"
+            "2.     The Academy terminated her employment on June 2, 2016.\n\f"
+            "Case 3:17-cv-12090 Document 1 Filed 10/24/17 Page 2 of 2\n\n"
+            "3.     She filed a charge of discrimination with the EEOC.\n")
+    return _make_pdfs().typeset(text, tmp_path_factory.mktemp("cl") / "complaint.pdf").read_bytes()
+
+
+def test_a_document_without_text_comes_from_its_pdf_kept_beside_it(standin, token_env, tmp_path, complaint_pdf):
+    from argus.ingest.files import iter_paths, read_text_document
+    from argus.ingest.pdf import sha256_file
+
+    standin.files[NO_TEXT_PDF] = complaint_pdf
+    out = tmp_path / "complaints"
+    report = cl.fetch_to_folder(out, base_url=standin.base_url, storage_url=standin.storage_url)
+    assert NO_TEXT_ID in report.fetched and not report.skipped
+    pdf, (text_path, meta_path) = out / f"{NO_TEXT_ID}.pdf", cl.complaint_paths(out, NO_TEXT_ID)
+    assert pdf.read_bytes() == complaint_pdf
+    text = text_path.read_text(encoding="utf-8")
+    assert text.count("\f") == 1 and "terminated her employment on June 2, 2016." in text
+    meta = json.loads(meta_path.read_text())
+    assert meta["metadata"]["pdf_sha256"] == sha256_file(pdf) and meta["metadata"]["pages"] == 2
+    assert meta["warnings"][0].startswith("no plain text in RECAP (OCR Needed): the text is the PDF route's")
+    assert [r.path for r in standin.requests_to("/storage/")] == [f"/storage/{NO_TEXT_PDF}"]
+    assert standin.requests_to("/storage/")[0].authorization is None  # the token goes to the API only
+    listed = list(iter_paths([out]))  # the PDF beside its text is not read twice
+    assert pdf not in listed and text_path in listed
+    assert [s for s in read_text_document(text_path).text.split("\f")] == text.split("\f")
+
+
+def test_a_pdf_that_cannot_be_downloaded_leaves_the_document_skipped_with_both_reasons(standin, token_env, tmp_path):
+    report = cl.fetch_to_folder(tmp_path, base_url=standin.base_url, storage_url=standin.storage_url)
+    assert [s.doc_id for s in report.skipped] == [NO_TEXT_ID]
+    assert "OCR Needed" in report.skipped[0].reason and "its PDF was not read" in report.skipped[0].reason
+    assert "(HTTP 404 Not Found)" in report.skipped[0].reason
+    assert not list(tmp_path.glob("*.pdf"))
+    plain = cl.fetch_to_folder(tmp_path / "none", base_url=standin.base_url, pdfs=False)
+    assert "its PDF" not in plain.skipped[0].reason

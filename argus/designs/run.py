@@ -149,7 +149,7 @@ def assemble(config: ArgusConfig, doc: Document, run: DocumentRun, method: str, 
     sentences = [
         SentenceRecord(
             id=s.id, text=s.text, span=s.span, section=s.section, section_heading=s.section_heading,
-            paragraph=s.paragraph, fact=s.fact, fact_probability=s.fact_probability, fact_path=s.fact_path,
+            paragraph=s.paragraph, page=s.page, fact=s.fact, fact_probability=s.fact_probability, fact_path=s.fact_path,
             in_narrative=s.id in narrative,
         )
         for s in doc.sentences
@@ -169,6 +169,9 @@ def assemble(config: ArgusConfig, doc: Document, run: DocumentRun, method: str, 
     return DocumentEKG(
         doc_id=doc.doc_id,
         source=doc.source,
+        source_sha256=doc.metadata.get("sha256"),
+        pages=doc.metadata.get("pages") or ((doc.text.count("\f") + 1) if "\f" in doc.text else None),
+        ocr_pages=list(doc.metadata.get("ocr_pages") or []),
         method=method,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         models=stage_models(config, method),

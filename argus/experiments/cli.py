@@ -6,9 +6,12 @@ import importlib
 
 import typer
 
+from argus.terminal import help_markup_mode
+
 from argus.errors import fails_cleanly
 
-app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs")
+app = typer.Typer(no_args_is_help=True, help="Downstream experiments on the event graphs",
+                  rich_markup_mode=help_markup_mode())
 
 #: experiment name → module under argus.experiments that defines ``command``
 EXPERIMENTS = {"claims": "claims", "clustering": "clustering", "qa": "qa", "barexam": "barexam"}

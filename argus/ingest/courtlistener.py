@@ -24,6 +24,7 @@ the environment and never logged, printed or stored.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from argus.documents import RawDocument
+from argus.ingest.files import replace_controls
 from argus.io import write_text_atomic
 from argus.errors import ConfigError, SourceError
 
@@ -389,8 +391,66 @@ def _document_warnings(detail: dict, text: str) -> list[str]:
     return warnings
 
 
+MAX_PDF_BYTES = 200 * 1024 * 1024
+"""A PDF larger than this is not downloaded (a complaint is a few MB)."""
+
+
+@dataclass
+class PdfRoute:
+    """Where the PDF of a RECAP document without ``plain_text`` is downloaded from (``storage_url``: the
+    archive's file storage, ``filepath_local`` under it) and kept (``folder``, as ``<doc_id>.pdf``); its
+    text is then what the PDF route gives (``argus.ingest.pdf``: the text layer, scanned pages OCR'd)."""
+
+    folder: Path
+    storage_url: str = STORAGE_ROOT
+
+
+def _download_pdf(url: str, path: Path) -> None:
+    """``url`` saved at ``path`` (atomically), or ``SourceError``; it must be a PDF."""
+    import tempfile
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "argus"}), timeout=60) as resp:
+            data = resp.read(MAX_PDF_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        why = f"HTTP {exc.code} {exc.reason}" if isinstance(exc, urllib.error.HTTPError) else getattr(exc, "reason", exc)
+        raise SourceError(f"the PDF could not be downloaded from {url} ({why})") from exc
+    if len(data) > MAX_PDF_BYTES:
+        raise SourceError(f"the PDF at {url} is larger than {MAX_PDF_BYTES // 2**20} MB; not downloaded")
+    if not data.startswith(b"%PDF-"):
+        raise SourceError(f"{url} did not answer with a PDF")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _text_from_pdf(detail: dict, filepath: str | None, doc_id: str, pdf: PdfRoute) -> tuple[RawDocument | None, str]:
+    """The PDF route's document of a RECAP document without text, or None and why not."""
+    from argus.errors import ArgusError
+    from argus.ingest.pdf import read_pdf_document
+
+    if detail.get("is_available") is False or not filepath:
+        return None, ""
+    url = f"{pdf.storage_url.rstrip('/')}/{filepath.lstrip('/')}"
+    path = pdf.folder / f"{doc_id}.pdf"
+    try:
+        _download_pdf(url, path)
+        return read_pdf_document(path, doc_id, workers=max(1, min(4, os.cpu_count() or 1))), ""
+    except (SourceError, ArgusError) as exc:
+        return None, f"; its PDF was not read: {exc}"
+
+
 def _fetch_complaint(
-    client: Any, hit: dict, doc_id: str, report: CourtListenerReport, web_root: str
+    client: Any, hit: dict, doc_id: str, report: CourtListenerReport, web_root: str, pdf: PdfRoute | None = None
 ) -> RawDocument | None:
     """The complaint of one docket hit as a RawDocument, or None (reason recorded in ``report``)."""
     case_name = hit.get("caseName") or "?"
@@ -416,11 +476,15 @@ def _fetch_complaint(
         detail, warning = found[0]
         entry = {}
     text = detail.get("plain_text") or ""
-    if not text.strip():
-        report.skip(doc_id, case_name, _no_text_reason(detail))
-        return None
-    document_url = detail.get("absolute_url") or entry.get("absolute_url")
     filepath = detail.get("filepath_local") or entry.get("filepath_local")
+    from_pdf = None
+    if not text.strip():
+        from_pdf, why_not = _text_from_pdf(detail, filepath, doc_id, pdf) if pdf is not None else (None, "")
+        if from_pdf is None:
+            report.skip(doc_id, case_name, _no_text_reason(detail) + why_not)
+            return None
+        text = from_pdf.text
+    document_url = detail.get("absolute_url") or entry.get("absolute_url")
     metadata = _docket_metadata(hit, web_root)
     metadata.update(
         {
@@ -438,7 +502,14 @@ def _fetch_complaint(
             "retrieved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
     )
-    warnings = ([warning] if warning else []) + _document_warnings(detail, text)
+    text, replaced = replace_controls(text)
+    warnings = ([warning] if warning else []) + _document_warnings(detail, text) + replaced
+    if from_pdf is not None:
+        metadata.update({"pdf_path": from_pdf.source, "pdf_sha256": from_pdf.metadata["sha256"],
+                         "pages": from_pdf.metadata["pages"], "ocr_pages": from_pdf.metadata["ocr_pages"]})
+        warnings = [f"no plain text in RECAP ({metadata['ocr_status'] or 'none'}): the text is the PDF route's, "
+                    f"from {Path(from_pdf.source).name} kept beside it"] + [
+            w for w in warnings if not w.startswith("only ")] + from_pdf.warnings
     source = metadata["courtlistener_document_url"] or metadata["courtlistener_docket_url"] or web_root
     return RawDocument(doc_id=doc_id, text=text, source=source, metadata=metadata, warnings=warnings)
 
@@ -452,6 +523,7 @@ def _walk(
     report: CourtListenerReport,
     already_have: Callable[[str], bool],
     owns_client: bool,
+    pdf: PdfRoute | None = None,
 ) -> Iterator[tuple[str, RawDocument | None]]:
     """Yield (doc_id, RawDocument) per complaint, or (doc_id, None) for one the caller already has."""
     web_root = _web_root(client)
@@ -483,7 +555,7 @@ def _walk(
                     produced += 1
                     yield doc_id, None
                 else:
-                    raw = _fetch_complaint(client, hit, doc_id, report, web_root)
+                    raw = _fetch_complaint(client, hit, doc_id, report, web_root, pdf)
                     if raw is None:
                         continue
                     report.fetched.append(doc_id)
@@ -509,6 +581,7 @@ def _start(
     report: CourtListenerReport | None,
     max_dockets: int | None,
     already_have: Callable[[str], bool],
+    pdf: PdfRoute | None = None,
 ) -> Iterator[tuple[str, RawDocument | None]]:
     """Check the options and build the searches eagerly (so bad input fails at the call), then walk."""
     if limit < 1:
@@ -538,6 +611,7 @@ def _start(
         report=report if report is not None else CourtListenerReport(),
         already_have=already_have,
         owns_client=owns_client,
+        pdf=pdf,
     )
 
 
@@ -589,6 +663,18 @@ def _write_atomic(path: Path, content: str) -> None:
     write_text_atomic(path, content, newline="")
 
 
+def _pdf_route(out: Path, options: dict) -> PdfRoute | None:
+    """Where PDFs come from for ``fetch_to_folder``: ``storage_url`` (or ``COURTLISTENER_STORAGE_URL``) if
+    given; else CourtListener's storage when the API is CourtListener's own (no ``base_url``, no
+    ``COURTLISTENER_API_BASE_URL``); else none (a stand-in or a mirror has its own)."""
+    if options.get("pdfs") is False:
+        return None
+    custom_api = options.get("base_url") or options.get("client") or os.environ.get("COURTLISTENER_API_BASE_URL")
+    storage = options.get("storage_url") or os.environ.get("COURTLISTENER_STORAGE_URL") or (
+        None if custom_api else STORAGE_ROOT)
+    return PdfRoute(out, storage) if storage else None
+
+
 def complaint_paths(out_dir: Path, doc_id: str) -> tuple[Path, Path]:
     """The text file and the metadata sidecar of one complaint in a fetch folder."""
     return out_dir / f"{doc_id}.txt", out_dir / f"{doc_id}.meta.json"
@@ -600,7 +686,10 @@ def fetch_to_folder(
     """Write each complaint as ``<out_dir>/<doc_id>.txt`` plus ``<doc_id>.meta.json``; resumable.
 
     ``options`` are those of :func:`iter_courtlistener_complaints` (``query``, ``court``, ``limit`` …).
-    The text file holds the OCR text exactly as CourtListener returned it; the sidecar holds
+    The text file holds the OCR text exactly as CourtListener returned it; a document without it whose PDF
+    can be downloaded (``storage_url``; default CourtListener's storage when ``base_url`` is not given;
+    ``pdfs=False``: never) is kept as ``<doc_id>.pdf`` beside the text the PDF route gives (the text layer,
+    scans OCR'd, pages as form feeds; the sidecar names the PDF and its SHA-256). The sidecar holds
     ``doc_id``, ``source``, ``metadata`` and ``warnings`` (a RawDocument without its text). Both are
     written atomically, text first, so a complaint is complete once its sidecar exists. A complaint
     whose two files already exist is neither fetched nor rewritten, and counts toward ``limit``:
@@ -608,7 +697,7 @@ def fetch_to_folder(
     """
     known = {
         "query", "court", "filed_after", "filed_before", "limit", "token", "base_url", "client",
-        "max_dockets",
+        "max_dockets", "pdfs", "storage_url",
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -631,6 +720,7 @@ def fetch_to_folder(
         report=report,
         max_dockets=options.get("max_dockets"),
         already_have=complete,
+        pdf=_pdf_route(out, options),
     )
     out.mkdir(parents=True, exist_ok=True)
     for doc_id, raw in walk:
@@ -662,16 +752,24 @@ def courtlistener_command(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Complaints to have in --out")] = 20,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for <doc_id>.txt and <doc_id>.meta.json")
+        Path, typer.Option("--out", help="Folder for <doc_id>.txt and <doc_id>.meta.json (and <doc_id>.pdf)")
     ] = Path("courtlistener"),
+    pdfs: Annotated[
+        bool, typer.Option("--pdfs/--no-pdfs", help="Download the PDF of a document without text and keep it "
+                                                    "beside the text the PDF route gives (scans need tesseract-ocr)")
+    ] = True,
+    storage_url: Annotated[
+        str | None, typer.Option("--storage-url", help="Where RECAP's PDFs are (default: CourtListener's storage, "
+                                                       "or COURTLISTENER_STORAGE_URL)")
+    ] = None,
 ) -> None:
     """Fetch NOS 442 ("Civil Rights: Jobs") complaints from CourtListener's RECAP archive.
 
     Needs an API token in COURTLISTENER_TOKEN. Resumable: files already in --out are kept and
-    not fetched again.
+    not fetched again. A complaint without text whose PDF is in the archive is downloaded as
+    <doc_id>.pdf and read by the PDF route (its text layer, or Tesseract for a scan).
     """
     from rich.console import Console
-    from rich.table import Table
 
     from argus.errors import ArgusError
 
@@ -688,6 +786,8 @@ def courtlistener_command(
                 filed_after=filed_after,
                 filed_before=filed_before,
                 limit=limit,
+                pdfs=pdfs,
+                storage_url=storage_url,
             )
     except ConfigError as exc:
         console.print(f"[red]Configuration error:[/red] {exc}")
@@ -695,18 +795,13 @@ def courtlistener_command(
     except ArgusError as exc:
         error = exc
 
-    table = Table(title=f"CourtListener complaints in {out}")
-    table.add_column("doc_id")
-    table.add_column("status")
-    table.add_column("detail")
-    for doc_id in report.fetched:
-        table.add_row(doc_id, "[green]written[/green]", "")
-    for doc_id in report.already_present:
-        table.add_row(doc_id, "present", "already in the folder")
-    for skipped in report.skipped:
-        table.add_row(skipped.doc_id, "[yellow]skipped[/yellow]", skipped.reason)
-    if table.row_count:
-        console.print(table)
+    rows = ([[doc_id, "written", ""] for doc_id in report.fetched]
+            + [[doc_id, "present", "already in the folder"] for doc_id in report.already_present]
+            + [[s.doc_id, "skipped", s.reason] for s in report.skipped])
+    if rows:
+        from argus.terminal import print_table
+
+        print_table(console, f"CourtListener complaints in {out}", ["document", "status", "detail"], rows)
     console.print(
         f"{len(report.fetched)} written, {len(report.already_present)} already present, "
         f"{len(report.skipped)} skipped, {len(report.off_topic)} not NOS 442, "

@@ -1,13 +1,21 @@
-"""Text files and folders of text files.
+"""Text files and folders of text files (PDFs: ``argus.ingest.pdf``).
 
 Decoding: UTF-8 (with or without BOM); a file that is not valid UTF-8 is decoded as Windows-1252
 (the usual encoding of OCR dumps) and the document carries a warning saying so. Binary files
-(PDF, images, office documents, anything with NUL bytes) are refused with an ``InputError`` that
-says what to do.
+(images, office documents, anything with NUL bytes, text that is mostly control characters) are
+refused with an ``InputError`` that says what to do.
+
+Text that came out of a PDF often carries stray control characters (a checkbox glyph read as
+``\x03``; a font without a Unicode map whose space is glyph 3). :func:`replace_controls` replaces each
+one by one character, what it stands for where that is known (a vertical tab or a record separator
+ends a line) and a space otherwise, and the document carries a warning that counts them. Form feeds
+stay: they are page breaks, which preprocessing reads. One character for one keeps every offset, so
+the spans index the text the EKG carries, which is the replaced text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Iterator
@@ -16,8 +24,9 @@ from argus.documents import RawDocument
 from argus.errors import InputError
 
 TEXT_SUFFIXES = {".txt", ".text", ".md"}
+PDF_SUFFIXES = {".pdf"}
+INPUT_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES
 _MAGIC = {
-    b"%PDF": "a PDF file — run OCR / text extraction first (e.g. pdftotext) and pass the .txt",
     b"PK\x03\x04": "a ZIP / office document — export it as plain text first",
     b"\x89PNG": "a PNG image — run OCR first",
     b"\xff\xd8\xff": "a JPEG image — run OCR first",
@@ -34,25 +43,70 @@ def doc_id_for(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-") or "document"
 
 
+_CONTROLS = re.compile("[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+"""Control characters that are not line structure: C0 but tab, line feed, form feed and carriage
+return; DEL; C1. (NUL is refused before: it marks a binary file.)"""
+_STANDS_FOR = {"\x0b": "\n", "\x1c": "\n", "\x1d": "\n", "\x1e": "\n", "\x85": "\n"}
+"""What a control character stands for where that is known: a vertical tab (a manual line break in
+word processors), the file, group and record separators and NEL end a line. Any other: a space."""
+
+MOSTLY_CONTROLS = 0.5
+"""Refused as binary: a UTF-8 text more than this share of whose characters are control characters."""
+MOSTLY_CONTROLS_LEGACY = 0.1
+"""… and a text that is not UTF-8 (decoded as Windows-1252): random bytes give 1 in 8."""
+
+
+def count_controls(text: str) -> int:
+    return len(_CONTROLS.findall(text))
+
+
+def replace_controls(text: str) -> tuple[str, list[str]]:
+    """``text`` with each stray control character replaced by one character (see the module
+    docstring), and the warning that counts them (none when there were none)."""
+    found = _CONTROLS.findall(text)
+    if not found:
+        return text, []
+    counts: dict[str, int] = {}
+    for c in found:
+        counts[c] = counts.get(c, 0) + 1
+    text = _CONTROLS.sub(lambda m: _STANDS_FOR.get(m.group(), " "), text)
+    top = ", ".join(f"U+{ord(c):04X} ×{n}" for c, n in sorted(counts.items(), key=lambda kv: -kv[1])[:5])
+    more = f" and {len(counts) - 5} more kinds" if len(counts) > 5 else ""
+    hint = ""
+    if counts.get("\x03", 0) >= max(20, len(found) // 2):
+        hint = (" — U+0003 in place of spaces marks a PDF font without a Unicode map: words next to them may "
+                "read as shifted letters; a PDF of the filing (argus extract FILE.pdf) reads better")
+    return text, [f"{len(found)} stray control characters replaced ({top}{more}) by line breaks where they stand "
+                  f"for one, else by spaces; offsets are unchanged{hint}"]
+
+
 def decode_bytes(data: bytes, source: str) -> tuple[str, list[str]]:
+    """The text of a text file's bytes, its stray control characters replaced, and its warnings."""
+    if data.startswith(b"%PDF"):
+        raise InputError(f"{source}: this is a PDF file; name it *.pdf (argus extract reads PDFs by their suffix)")
     for magic, what in _MAGIC.items():
         if data.startswith(magic):
             raise InputError(f"{source}: this is {what}")
     if b"\x00" in data[:65536]:
         raise InputError(f"{source}: looks binary (NUL bytes); pass a plain-text file")
     warnings: list[str] = []
+    legacy = False
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        legacy = True
         text = data.decode("cp1252", errors="replace")
         warnings.append(
             f"not valid UTF-8 (first bad byte at offset {exc.start}); decoded as Windows-1252 — "
             "check names and quotes, or re-save the file as UTF-8"
         )
-    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\r\t\f")
-    if text and controls / min(len(text), 65536) > 0.02:
-        raise InputError(f"{source}: looks binary ({controls} control characters); pass a plain-text file")
-    return text, warnings
+    head = text[:65536]
+    controls = count_controls(head)
+    if head and controls / len(head) > (MOSTLY_CONTROLS_LEGACY if legacy else MOSTLY_CONTROLS):
+        raise InputError(f"{source}: looks binary ({controls} control characters in its first {len(head):,}); "
+                         "pass a plain-text file")
+    text, notes = replace_controls(text)
+    return text, warnings + notes
 
 
 def read_text_document(path: str | Path, doc_id: str | None = None) -> RawDocument:
@@ -60,22 +114,37 @@ def read_text_document(path: str | Path, doc_id: str | None = None) -> RawDocume
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.is_dir():
-        raise InputError(f"{p}: a folder with no text files ({', '.join(sorted(TEXT_SUFFIXES))})")
+        raise InputError(f"{p}: a folder with no text files or PDFs ({', '.join(sorted(INPUT_SUFFIXES))})")
     data = p.read_bytes()
     if not data.strip():
         raise InputError(f"{p}: the file is empty")
     text, warnings = decode_bytes(data, str(p))
     if not text.strip():
         raise InputError(f"{p}: the file holds only whitespace")
-    return RawDocument(doc_id=doc_id or doc_id_for(p), text=text, source=str(p), warnings=warnings)
+    return RawDocument(doc_id=doc_id or doc_id_for(p), text=text, source=str(p), warnings=warnings,
+                       metadata={"sha256": hashlib.sha256(data).hexdigest()})
+
+
+def read_document(path: str | Path, doc_id: str | None = None) -> RawDocument:
+    """A text file or a PDF (by its suffix or its first bytes; ``argus.ingest.pdf``, scanned pages OCR'd)."""
+    from argus.ingest.pdf import is_pdf, read_pdf_document
+
+    p = Path(path)
+    if p.is_file() and is_pdf(p):
+        return read_pdf_document(p, doc_id)
+    return read_text_document(p, doc_id)
 
 
 def iter_paths(paths: list[str | Path]) -> Iterator[Path]:
-    """Files given directly, and text files found (recursively, sorted) in folders given."""
+    """Files given directly, and text files and PDFs found (recursively, sorted) in folders given; a PDF
+    beside a text file of the same name (its text, as ``fetch-courtlistener`` keeps them) is not read again."""
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES and not f.name.startswith("."))
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in INPUT_SUFFIXES and not f.name.startswith("."))
+            # a PDF kept beside the text its PDF route gave (fetch-courtlistener): the text is read, once
+            texts = {f.with_suffix("") for f in found if f.suffix.lower() in TEXT_SUFFIXES}
+            found = [f for f in found if not (f.suffix.lower() in PDF_SUFFIXES and f.with_suffix("") in texts)]
             if not found:
                 yield p  # reported as an input error by the reader
             yield from found

@@ -12,9 +12,12 @@ from typing import Optional
 
 import typer
 
+from argus.terminal import help_markup_mode
+
 from argus.errors import fails_cleanly
 
 app = typer.Typer(
+    rich_markup_mode=help_markup_mode(),
     add_completion=False,
     no_args_is_help=True,
     help="German federal statutes as a knowledge graph (§ › Absatz › Satz › Nummer › Buchstabe) "
@@ -83,22 +86,21 @@ def _load_graph(
 
 
 def _print_df(df, title: str | None = None, max_rows: int | None = None) -> None:
-    from rich.table import Table
+    from argus.terminal import print_table
 
-    table = Table(title=title, show_lines=False)
-    for col in df.columns:
-        table.add_column(str(col), justify="right" if df[col].dtype.kind in "if" else "left")
     rows = df if max_rows is None else df.head(max_rows)
+    cells = []
     for _, row in rows.iterrows():
-        cells = []
+        line = []
         for col in df.columns:
             v = row[col]
             if isinstance(v, float):
-                cells.append("" if v != v else f"{v:.3f}" if abs(v) < 100 else f"{v:,.1f}")
+                line.append("" if v != v else f"{v:.3f}" if abs(v) < 100 else f"{v:,.1f}")
             else:
-                cells.append(str(v))
-        table.add_row(*cells)
-    _console().print(table)
+                line.append(str(v))
+        cells.append(line)
+    headers = [str(c) for c in df.columns]
+    print_table(_console(), title or "", headers, cells, right=[str(c) for c in df.columns if df[c].dtype.kind in "if"])
 
 
 @app.command()

@@ -72,7 +72,10 @@
     row(dl, 'Why (caused by)', edges(ev.causes_in, 'source', 'in'));
     row(dl, 'How (leads to)', edges(ev.causes_out, 'target', 'out'));
     row(dl, 'Before / after', edges(ev.temporal_in, 'source', 'in').concat(edges(ev.temporal_out, 'target', 'out')));
-    row(dl, 'Evidence', ev.evidence.map(function (s) { return link(s, 'data-goto-sentence', s); }));
+    row(dl, 'Evidence', ev.evidence.map(function (s) {
+      var page = data.sentences[s] && data.sentences[s].page;
+      return link(page ? s + ' (p. ' + page + ')' : s, 'data-goto-sentence', s);
+    }));
     row(dl, 'Sources', ev.sources.join(', ') + ' · confidence ' + ev.confidence);
     detail.appendChild(dl);
   }
