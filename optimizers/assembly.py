@@ -66,9 +66,10 @@ class FrontierAssembly:
         self.first_trial_done = first_trial_done
         self.search = search
         self.estimate = estimate
-        #: what the last frontier written holds: (validation, test evaluation) of each member, and the
-        #: hypervolume history (``optimizers.tracking`` logs them)
-        self.written: tuple[list[tuple[CandidateEval, CandidateEval | None]], list] = ([], [])
+        #: what the last frontier written holds: (validation, test evaluation) of each member, the
+        #: hypervolume history (``optimizers.tracking`` logs them), and the default candidate ({key, its validation
+        #: figures, on_frontier}; None without one)
+        self.written: tuple[list[tuple[CandidateEval, CandidateEval | None]], list, dict | None] = ([], [], None)
 
     # -------------------------------------------------------------- objectives fixed once
     def objective(self) -> dict:
@@ -149,7 +150,7 @@ class FrontierAssembly:
             write_member,
         )
 
-        evals = [e for e in self.evaluations("val") if e.trial >= 1]
+        evals = [e for e in self.evaluations("val") if e.trial >= 1 or e.default]
         if not evals:
             return
         obj = self.objective()
@@ -179,7 +180,9 @@ class FrontierAssembly:
                 objectives={"quality": ev.quality, "cost_usd": ev.cost_usd, "tokens": ev.tokens, "latency_s": ev.latency_s},
                 splits=split_scores,
                 lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
-                                iteration=ev.trial, origin="seed" if ev.parent_key is None else "gepa"),
+                                iteration=max(0, ev.trial),
+                                origin="default" if ev.default else "seed" if ev.parent_key is None else "gepa"),
+                default=ev.default,
                 settings=self._member_settings(ev, aux[ev.key]),
                 prompts=ev.instructions, stage_costs=ev.stage_costs, model_tokens=ev.model_tokens, documents=documents,
                 dataset_hash=data_hash, metric_hash=metric_hash, versions=versions,
@@ -214,7 +217,9 @@ class FrontierAssembly:
                                    "search": self.search() if self.search is not None else {}})
         write_frontier(self.compiled_dir, ff)
         write_json_atomic(self.run_dir / "hypervolume.json", [h.model_dump() for h in ff.hypervolume_history], indent=1)
-        self.written = (written, list(ff.hypervolume_history))
+        default = next(({"key": e.key, "quality": e.quality, "cost_usd": e.cost_usd, "tokens": e.tokens,
+                         "latency_s": e.latency_s, "on_frontier": e.key in on} for e in evals if e.default), None)
+        self.written = (written, list(ff.hypervolume_history), default)
 
     # -------------------------------------------------------------- a member
     def _test_of(self, ev: CandidateEval) -> CandidateEval | None:

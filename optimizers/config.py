@@ -126,6 +126,12 @@ class CampaignConfig(_Strict):
         description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "
         "chunking.max_sentences, merge.max_pairs); recorded in each member, so `argus extract --frontier` "
         "runs the same configuration")
+    default_candidate: bool = Field(
+        default=True,
+        description="Deploy, beside the trials' candidates, what `argus extract` runs with each task model of the "
+        "space (its defaults: offline the sentence design with the heads deciding alone; none of the campaign's "
+        "`pipeline` overrides, no evolved program) on the same validation (and, a member, test) documents through "
+        "the same deployment runs: it joins the frontier like any candidate, marked as the default")
     tracking: TrackingSpec = Field(
         default_factory=TrackingSpec, description="Experiment tracking (off by default); not part of what workers "
         "sharing a storage must agree on")

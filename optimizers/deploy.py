@@ -22,6 +22,12 @@ from argus.errors import InputError
 MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence")
 
 
+def default_settings(task_model: str) -> dict:
+    """The settings of a campaign's default candidate for a task model: what ``argus extract`` runs with it
+    (every stage on that model, the configuration's defaults otherwise: no ``pipeline`` overrides)."""
+    return {"task_model": task_model, "default": True}
+
+
 def member_models(settings: dict) -> dict[str, str]:
     """Stage → model string of a member (or candidate) with these settings."""
     task = settings["task_model"]
@@ -43,7 +49,11 @@ def member_overrides(settings: dict) -> dict:
         o["extraction.max_retries"] = settings["max_retries"]
     if settings.get("framenet_hints") is not None:
         o["extraction.framenet_hints"] = bool(settings["framenet_hints"])
-    if settings.get("task_model") or settings.get("models"):
+    if settings.get("default"):
+        # the campaign's default candidate: what `argus extract` runs with these models, design and routing included
+        if settings.get("extraction"):
+            o["extraction.design"] = settings["extraction"]
+    elif settings.get("task_model") or settings.get("models"):
         # members compiled before designs could differ were chunked
         o["extraction.design"] = settings.get("extraction") or "chunked"
     return o

@@ -59,6 +59,8 @@ class CandidateEval:
     gepa_index: int = -1
     parent_key: str | None = None
     changed_programs: list[str] = field(default_factory=list)
+    #: the campaign's default candidate (what ``argus extract`` runs with its models)
+    default: bool = False
 
     @classmethod
     def load(cls, path: Path) -> "CandidateEval":

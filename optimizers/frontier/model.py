@@ -80,7 +80,8 @@ class Lineage(_Strict):
     instruction_diff_chars: int = Field(
         default=0, ge=0, description="characters changed in the instructions vs the parent (instruction_diff_size)")
     iteration: int = Field(default=0, ge=0, description="outer-search iteration that produced the candidate")
-    origin: str = Field(default="seed", description='what produced it: "seed", "gepa", "optuna", ...')
+    origin: str = Field(default="seed", description='what produced it: "seed", "gepa", "default" (what `argus extract` '
+                                                    'runs), ...')
 
 
 class MemberManifest(_Strict):
@@ -99,6 +100,9 @@ class MemberManifest(_Strict):
     val_only_win: bool = Field(
         default=False, description="on the validation frontier but dominated on the test split (flag_val_only_wins)")
     lineage: Lineage = Field(default_factory=Lineage, description="parent and change vs the parent")
+    default: bool = Field(
+        default=False, description="the configuration `argus extract` runs with the campaign's models (its defaults, "
+                                   "no evolved program): a candidate of every campaign")
     settings: dict[str, Any] = Field(
         default_factory=dict,
         description='discrete settings of the candidate: "models" (stage -> litellm model), temperature, tau, framenet_hints, ...')
@@ -212,6 +216,7 @@ class CandidateRow(_Strict):
     iteration: int = Field(default=0, ge=0, validation_alias=AliasChoices("iteration", "trial"),
                            description='outer-search iteration (Lineage.iteration; "trial" is accepted on input)')
     origin: str = Field(default="", description="what produced it (Lineage.origin); empty when not recorded")
+    default: bool = Field(default=False, description="MemberManifest.default: what `argus extract` runs by default")
     changed_programs: list[str] = Field(default_factory=list, description="Lineage.changed_programs")
     instruction_diff_chars: int = Field(default=0, ge=0, description="Lineage.instruction_diff_chars")
     model_tokens: StageModelTokens | None = Field(

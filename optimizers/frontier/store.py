@@ -110,7 +110,7 @@ def build_frontier_file(campaign: str, candidates: Sequence[MemberManifest],
         raise ValueError("candidate ids are not unique")
     rows = [CandidateRow(id=c.member_id, quality=c.objectives["quality"], cost_usd=c.objectives["cost_usd"],
                          tokens=c.objectives.get("tokens", 0.0), latency_s=c.objectives.get("latency_s"),
-                         on_frontier=False, model_tokens=c.model_tokens, **c.lineage.model_dump())
+                         on_frontier=False, model_tokens=c.model_tokens, default=c.default, **c.lineage.model_dump())
             for c in candidates]
     rows, members, ref, history = rank_candidates(rows, senses, cons, reference, history)
     return FrontierFile(campaign=campaign, objectives=dict(senses), reference=ref, constraints=cons,
@@ -285,12 +285,13 @@ class Frontier:
                 "test_quality": test.quality if test is not None else None,
                 "val_only_win": m.val_only_win,
                 "knee": knee is not None and m.member_id == knee.member_id,
+                "default": m.default,
                 "parent": m.lineage.parent,
                 "changed_programs": ", ".join(m.lineage.changed_programs),
                 "models": _models_label(m.settings),
             })
         columns = ["member", "quality", "quality_ci_low", "quality_ci_high", "cost_usd", "tokens", "test_quality",
-                   "val_only_win", "knee", "parent", "changed_programs", "models"]
+                   "val_only_win", "knee", "default", "parent", "changed_programs", "models"]
         df = pd.DataFrame(rows, columns=columns)
         cost = self.cost_objective if self.cost_objective in df.columns else "cost_usd"
         return df.sort_values([cost, "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)

@@ -1,0 +1,103 @@
+"""Every campaign's frontier starts from what `argus extract` runs: the default candidate (issue 38).
+
+A sentence-design campaign whose model is an oracle on the choices (``tests.oracle_lm``): the default (the
+heads deciding alone, as `argus extract` runs offline) is free; the trial's candidates send every sentence to
+the model, better and dearer. The frontier holds both, the default marked, and each deploys at its promise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optimizers.campaign import Campaign, CampaignConfig
+from tests.conftest import needs_data
+from tests.oracle_lm import oracle_lm_builder
+from tests.test_campaign import CAMPAIGN, TEST_DOC, VAL_DOC
+
+pytestmark = needs_data
+
+SENTENCE_CAMPAIGN = {
+    **CAMPAIGN,
+    "name": "defaulttest",
+    "default_candidate": True,
+    "programs": ["sentence_events"],
+    "space": {"task_model": ["local/smollm2"], "extraction": ["sentence"]},
+    "pipeline": {"sentence.llm": "always", "sentence.tau": 1.0},
+    "metric": {"weights": {"structural": 0.5, "judge": 0.0, "gold": 0.5}},
+    "budget": {"trials": 1, "max_metric_calls": 2, "seconds_per_call": 0.01},
+}
+
+
+def golds():
+    from optimizers.examples import document_examples
+
+    return [e.gold_path for e in document_examples("dev", ids=[VAL_DOC, TEST_DOC])]
+
+
+def run_campaign(tmp, campaign: dict):
+    cfg = CampaignConfig(**campaign)
+    builder = oracle_lm_builder(golds())
+    return Campaign(cfg, tmp / "run", tmp / "compiled", lm_builder=builder).run()
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("default")
+    return tmp, run_campaign(tmp, SENTENCE_CAMPAIGN)
+
+
+def test_the_default_is_a_free_member_marked_as_the_default(campaign):
+    from optimizers.deploy import pipeline_for
+    from optimizers.frontier import Frontier
+
+    tmp, result = campaign
+    root = tmp / "compiled" / "defaulttest"
+    fr = Frontier.load(root)
+    defaults = [m for m in fr.members if m.default]
+    assert len(defaults) == 1
+    (free,) = defaults
+    assert free.objectives["tokens"] == 0 and free.lineage.origin == "default" and free.lineage.iteration == 0
+    assert free.settings["default"] is True and "pipeline" not in free.settings  # none of the campaign's overrides
+    assert set(free.splits) == {"val", "test"} and free.splits["val"].doc_ids == [VAL_DOC]
+    # what it deploys is what argus extract runs offline: the sentence design, the heads deciding alone
+    pipe = pipeline_for(free.settings, member_dir=root / free.member_id)
+    assert pipe.config.extraction.design in (None, "sentence") and pipe.config.sentence.llm == "measured"
+    from argus.designs.sentence.design import routing
+
+    assert routing(pipe)[0] == "never"
+    # the frontier file, `frontier show` and every row mark it
+    data = json.loads((root / "frontier.json").read_text())
+    assert [r["id"] for r in data["all_candidates"] if r["default"]] == [free.member_id]
+    assert data["hypervolume_history"][0]["iteration"] == 0
+    from typer.testing import CliRunner
+
+    from argus.cli import app
+
+    out = CliRunner().invoke(app, ["frontier", "show", str(root)])
+    assert out.exit_code == 0, out.output
+    assert "default" in out.output
+    assert fr.table().set_index("member").loc[free.member_id, "default"]
+
+
+def test_a_better_model_gives_a_paid_member_that_verifies_at_its_promise(campaign):
+    from optimizers.frontier import Frontier
+    from optimizers.verify import verify_member
+
+    tmp, result = campaign
+    root = tmp / "compiled" / "defaulttest"
+    fr = Frontier.load(root)
+    free = next(m for m in fr.members if m.default)
+    paid = [m for m in fr.members if not m.default]
+    assert paid and all(m.objectives["tokens"] > 0 for m in paid)
+    assert all(m.objectives["quality"] > free.objectives["quality"] for m in paid)
+    for member in [free, *paid]:
+        report = verify_member(root, split="val", member=member.member_id, overrides={"cache_dir": str(tmp / "v")},
+                               lm_builder=oracle_lm_builder(golds()))
+        assert report.ok, report.rows
+        (row,) = report.rows
+        assert row["realized tokens"] == pytest.approx(row["promised tokens"])
+        assert row["realized quality"] == pytest.approx(row["promised quality"])
+    # the cheapest member is the default, at 0 tokens
+    assert fr.select_member(strategy="min_cost").member_id == free.member_id
+    assert fr.select_member(max_tokens=0).member_id == free.member_id
