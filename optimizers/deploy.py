@@ -45,6 +45,11 @@ def member_overrides(settings: dict) -> dict:
             o[f"lm.stages.{stage}.model"] = model
         if settings.get("temperature") is not None:
             o[f"lm.stages.{stage}.temperature"] = settings["temperature"]
+    from optimizers.config import ROUTING_KEYS
+
+    for key in ROUTING_KEYS:  # the routing a trial searched wins over the campaign's pipeline overrides
+        if settings.get(key) is not None:
+            o[key] = settings[key]
     if settings.get("max_retries") is not None:
         o["extraction.max_retries"] = settings["max_retries"]
     if settings.get("framenet_hints") is not None:

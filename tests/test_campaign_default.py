@@ -101,3 +101,43 @@ def test_a_better_model_gives_a_paid_member_that_verifies_at_its_promise(campaig
     # the cheapest member is the default, at 0 tokens
     assert fr.select_member(strategy="min_cost").member_id == free.member_id
     assert fr.select_member(max_tokens=0).member_id == free.member_id
+
+
+def test_routing_thresholds_are_searched_recorded_and_deployed(tmp_path):
+    """space: {sentence.tau: [0.5, 1.0]}: one trial per τ; each candidate records its τ, deploys it (over the
+    campaign's pipeline τ) and `frontier verify --all` holds for the members."""
+    from typer.testing import CliRunner
+
+    from argus.cli import app
+    from optimizers.deploy import pipeline_for
+    from optimizers.frontier import Frontier, MemberManifest
+
+    campaign = {**SENTENCE_CAMPAIGN, "name": "tautest", "budget": {**SENTENCE_CAMPAIGN["budget"], "trials": 2},
+                "space": {**SENTENCE_CAMPAIGN["space"], "sentence.tau": [0.5, 1.0]}}
+    cfg = CampaignConfig(**campaign)
+    assert cfg.space.choices("sentence.tau") == [0.5, 1.0]
+    result = run_campaign(tmp_path, campaign)
+    root = tmp_path / "compiled" / "tautest"
+    trials = [e for e in result.evaluations if not e.default]
+    assert {e.settings["sentence.tau"] for e in trials} == {0.5, 1.0}
+    assert len({round(e.quality, 6) for e in trials}) == 2  # routing more sentences to the (better) model changed them
+    for e in trials:
+        manifest = MemberManifest.model_validate_json((root / e.key / "manifest.json").read_text())
+        assert manifest.settings["sentence.tau"] == e.settings["sentence.tau"]
+        pipe = pipeline_for(manifest.settings, member_dir=root / e.key)
+        assert pipe.config.sentence.tau == e.settings["sentence.tau"] and pipe.config.sentence.llm == "always"
+    assert Frontier.load(root).members
+    import optimizers.verify as verify
+
+    real = verify.verify_member
+
+    def with_oracle(*args, **kwargs):
+        return real(*args, **{**kwargs, "lm_builder": oracle_lm_builder(golds()),
+                              "overrides": {"cache_dir": str(tmp_path / "v")}})
+
+    verify.verify_member = with_oracle
+    try:
+        out = CliRunner().invoke(app, ["frontier", "verify", str(root), "--all", "--split", "val", "--tolerance", "0.10"])
+    finally:
+        verify.verify_member = real
+    assert out.exit_code == 0, out.output

@@ -154,6 +154,12 @@ class MemberManifest(_Strict):
             fail("max_retries", "a whole number >= 0")
         if v.get("framenet_hints") is not None and not isinstance(v["framenet_hints"], bool):
             fail("framenet_hints", "true or false")
+        for key in ("sentence.llm", "facts.mode"):
+            if v.get(key) is not None and not isinstance(v[key], str):
+                fail(key, "a string")
+        for key in ("sentence.tau", "facts.tau"):
+            if v.get(key) is not None and (isinstance(v[key], bool) or not isinstance(v[key], (int, float))):
+                fail(key, "a number")
         return v
 
     @field_validator("objectives", mode="before")
