@@ -79,6 +79,12 @@ class FrontierAssembly:
         obj = self.art.get("objectives.json")
         if obj is not None:
             return obj
+        declared = self.config.objectives
+        if declared:
+            obj = {"cost_key": "cost_usd" if "usd" in declared else "tokens", "reference": None,
+                   "seconds": "seconds" in declared, "why": f"the campaign declares objectives {declared}"}
+            self.art.put("objectives.json", obj)
+            return self.art.get("objectives.json")
         models = list(self.config.space.task_model) + list(self.config.space.stage2_model or [])
         paid = any(_model_price(self.config.lm_spec(m)) > 0 for m in models)
         obj = {"cost_key": "cost_usd" if paid else "tokens", "reference": None,
@@ -99,6 +105,9 @@ class FrontierAssembly:
         bound = self.config.budget.max_cost_per_doc if key == "cost_usd" else None
         top = max(getattr(e, key) for e in first)
         obj = {**obj, "reference": {"quality": 0.0, key: float(bound if bound is not None else (2 * top if top > 0 else 1.0))}}
+        if obj.get("seconds"):
+            slowest = max(e.latency_s for e in first)
+            obj["reference"]["latency_s"] = float(2 * slowest if slowest > 0 else 1.0)
         self.art.put("objectives.json", obj, replace=True)  # every worker computes the same from position 1
         return obj
 
@@ -159,7 +168,7 @@ class FrontierAssembly:
             # from the part of it another worker has shared so far
             obj = self._fix_reference(obj, evals)
         cost_key = obj["cost_key"]
-        senses = {"quality": "max", cost_key: "min"}
+        senses = {"quality": "max", cost_key: "min", **({"latency_s": "min"} if obj.get("seconds") else {})}
         by_key = {e.key: e for e in evals}
         data_hash = content_hash({name: examples_hash(ex) for name, ex in splits.items()})
         metric_hash = content_hash(self.config.metric.model_dump())
@@ -289,4 +298,5 @@ def _split_scores(ev: CandidateEval):
         n=ev.n_docs, quality=ev.quality, quality_ci=ci("quality"), cost_usd=ev.cost_usd, cost_usd_ci=ci("cost_usd"),
         tokens=ev.tokens, tokens_ci=ci("tokens"), latency_s=ev.latency_s, per_example=ev.per_example,
         doc_ids=ev.doc_ids, per_document=docs, per_document_tokens=ev.per_document_tokens,
+        machine=ev.machine or None, num_threads=ev.num_threads if ev.machine else None,
     )

@@ -94,7 +94,7 @@ from argus.ledger import CostLedger, ledger_context
 from optimizers.assembly import FrontierAssembly, model_name
 from optimizers.budget import SpendBook
 from optimizers.config import CampaignConfig
-from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context
+from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context, machine_info
 from optimizers.scheduler import Scheduler, WorkerSpend, ctrl_c_stops
 from optimizers.search import ProviderOutage, TrialSearch, aux_programs, design_programs, reflection_fallback
 from optimizers.storage import Artifacts, content_hash, redact_url
@@ -467,7 +467,8 @@ class Campaign:
             raise ProviderOutage(f"the {split} deployment run of candidate {key} could not reach its model "
                                  f"({outage[:400]}); it is not kept: run the same command again to resume once "
                                  "the model answers")
-        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
+        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, machine=machine_info(),
+                           num_threads=self.num_threads, **res)
         self._art.put(name, ev.to_dict(), share=split != "val")
         return CandidateEval.from_dict(self._art.get(name)) if self.scheduler.rdb and split != "val" else ev
 

@@ -160,6 +160,12 @@ class CampaignConfig(_Strict):
         description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "
         "chunking.max_sentences, merge.max_pairs); recorded in each member, so `argus extract --frontier` "
         "runs the same configuration")
+    objectives: list[Literal["quality", "usd", "tokens", "seconds"]] | None = Field(
+        default=None,
+        description="The frontier's objectives: [quality, usd], [quality, tokens], [quality, usd, seconds] or "
+        "[quality, tokens, seconds] (seconds: measured wall seconds per document of the deployment runs); the "
+        "non-dominated set is over all of them. None: quality and USD when a model of the space has a price, else "
+        "quality and tokens. The outer search (Optuna) is guided by quality and the cost in USD or tokens")
     default_candidate: bool = Field(
         default=True,
         description="Deploy, beside the trials' candidates, what `argus extract` runs with each task model of the "
@@ -170,6 +176,15 @@ class CampaignConfig(_Strict):
         default_factory=TrackingSpec, description="Experiment tracking (off by default); not part of what workers "
         "sharing a storage must agree on")
     seed: int = 0
+
+    @field_validator("objectives")
+    @classmethod
+    def _objectives(cls, v: list[str] | None) -> list[str] | None:
+        allowed = (["quality", "usd"], ["quality", "tokens"], ["quality", "usd", "seconds"],
+                   ["quality", "tokens", "seconds"])
+        if v is not None and list(v) not in allowed:
+            raise ValueError(f"objectives must be one of {[list(a) for a in allowed]}, got {v}")
+        return v
 
     @classmethod
     def load(cls, path: str | Path) -> "CampaignConfig":

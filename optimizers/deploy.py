@@ -128,6 +128,7 @@ def member_pipeline(
     strategy: str = "knee",
     member: str | None = None,
     max_tokens: float | None = None,
+    max_seconds: float | None = None,
     config_path: str | Path | None = None,
     overrides: dict | None = None,
     frontier=None,
@@ -138,7 +139,7 @@ def member_pipeline(
 
     frontier = frontier or Frontier.load(frontier_dir)
     chosen = frontier.member(member) if member else frontier.select_member(
-        max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens)
+        max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens, max_seconds=max_seconds)
     pipeline = pipeline_for(chosen.settings, member_dir=frontier.member_dir(chosen.member_id),
                             config_path=config_path, overrides=overrides, lm_builder=lm_builder)
     pipeline.member = chosen

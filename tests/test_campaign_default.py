@@ -141,3 +141,47 @@ def test_routing_thresholds_are_searched_recorded_and_deployed(tmp_path):
     finally:
         verify.verify_member = real
     assert out.exit_code == 0, out.output
+
+
+def test_seconds_as_an_objective_and_max_seconds_selects_by_them(tmp_path):
+    """objectives: [quality, tokens, seconds]: members record measured wall seconds per document with the machine
+    and threads; the non-dominated set is 3-D; `extract --frontier --max-seconds` selects by them."""
+    from typer.testing import CliRunner
+
+    from argus.cli import app
+    from optimizers.frontier import Frontier, pareto_front
+
+    campaign = {**SENTENCE_CAMPAIGN, "name": "secondstest", "objectives": ["quality", "tokens", "seconds"]}
+    result = run_campaign(tmp_path, campaign)
+    root = tmp_path / "compiled" / "secondstest"
+    fr = Frontier.load(root)
+    assert fr.file.objectives == {"quality": "max", "tokens": "min", "latency_s": "min"}
+    assert set(fr.file.reference) == {"quality", "tokens", "latency_s"}
+    points = [{"quality": e.quality, "tokens": e.tokens, "latency_s": e.latency_s} for e in result.evaluations]
+    assert set(fr.file.members) == {result.evaluations[i].key for i in pareto_front(points, fr.file.objectives)}
+    for m in fr.members:
+        val = m.splits["val"]
+        assert val.latency_s == pytest.approx(m.objectives["latency_s"]) and val.latency_s > 0
+        assert val.latency_s == pytest.approx(val.per_document[VAL_DOC]["seconds"], abs=1e-3)
+        assert val.machine["cpus"] >= 1 and val.machine["host"]
+        assert val.num_threads == CampaignConfig(**campaign).concurrency.num_threads
+    assert "seconds" in fr.table().columns
+    fastest = min(fr.members, key=lambda m: m.objectives["latency_s"])
+    bound = fastest.objectives["latency_s"]
+    assert fr.select_member(max_seconds=bound).objectives["latency_s"] <= bound
+    from argus.errors import InputError
+
+    with pytest.raises(InputError, match="seconds"):
+        fr.select_member(max_seconds=bound / 2)
+    # the command line: a bound no member meets is refused before anything runs
+    doc = tmp_path / "complaint.txt"
+    doc.write_text("Plaintiff was hired in 2020.\n")
+    out = CliRunner().invoke(app, ["extract", "--frontier", str(root), "--max-seconds", str(bound / 2), str(doc),
+                                   "--out", str(tmp_path / "out")])
+    assert out.exit_code != 0 and "seconds" in out.output
+    # frontier reprice keeps working with a third objective
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("usd_per_million_tokens: {simulated/local/smollm2: {input: 1.0, output: 2.0}}\n")
+    out = CliRunner().invoke(app, ["frontier", "reprice", str(root), "--prices", str(prices)])
+    assert out.exit_code == 0, out.output
+    assert Frontier.load(root).file.objectives == fr.file.objectives

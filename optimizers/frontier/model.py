@@ -50,7 +50,12 @@ class SplitScores(_Strict):
     cost_usd: float = Field(default=0.0, ge=0, description="mean cost per document in USD (0 for local models)")
     cost_usd_ci: tuple[float, float] | None = Field(default=None, description="bootstrap CI of the mean cost, or None")
     tokens: float = Field(default=0.0, ge=0, description="mean tokens (prompt + completion) per document")
-    latency_s: float | None = Field(default=None, description="mean wall-clock seconds per document, if measured")
+    latency_s: float | None = Field(default=None, description="mean wall-clock seconds per document of the deployment "
+                                                               "runs, measured as they ran (on `machine`, `num_threads` "
+                                                               "documents at once), if measured")
+    machine: dict[str, Any] | None = Field(
+        default=None, description="where latency_s was measured: host, cpus, platform, processor (None: not recorded)")
+    num_threads: int | None = Field(default=None, description="documents deployed at once when latency_s was measured")
     per_example: dict[str, float] = Field(
         default_factory=dict, description="example (document) id -> quality of that example (for win/loss analysis)")
     tokens_ci: tuple[float, float] | None = Field(default=None, description="bootstrap CI of the mean tokens per document")
