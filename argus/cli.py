@@ -105,6 +105,9 @@ def extract(
     frontier: Optional[Path] = typer.Option(None, "--frontier", help="Use a member of a compiled frontier (compiled/<campaign>)"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="With --frontier: max USD per document"),
     max_tokens: Optional[float] = typer.Option(None, "--max-tokens", help="With --frontier: max tokens per document"),
+    max_seconds: Optional[float] = typer.Option(
+        None, "--max-seconds", help="With --frontier: max wall seconds per document, as measured by the campaign's "
+                                    "deployment runs (the member records the machine and threads)"),
     min_quality: Optional[float] = typer.Option(None, "--min-quality", help="With --frontier: min validation quality"),
     strategy: str = typer.Option("knee", "--strategy", help="With --frontier: knee | max_quality | min_cost"),
     member_id: Optional[str] = typer.Option(None, "--member", help="With --frontier: a member id (instead of the selection flags)"),
@@ -150,7 +153,8 @@ def extract(
 
             fr = Frontier.load(frontier)
             chosen = fr.member(member_id) if member_id else fr.select_member(
-                max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens)
+                max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens,
+                max_seconds=max_seconds)
             cfg = member_config(chosen.settings, config_path=config, overrides=overrides)
         else:
             cfg = ArgusConfig.load(config, overrides)

@@ -66,9 +66,10 @@ class FrontierAssembly:
         self.first_trial_done = first_trial_done
         self.search = search
         self.estimate = estimate
-        #: what the last frontier written holds: (validation, test evaluation) of each member, and the
-        #: hypervolume history (``optimizers.tracking`` logs them)
-        self.written: tuple[list[tuple[CandidateEval, CandidateEval | None]], list] = ([], [])
+        #: what the last frontier written holds: (validation, test evaluation) of each member, the
+        #: hypervolume history (``optimizers.tracking`` logs them), and the default candidate ({key, its validation
+        #: figures, on_frontier}; None without one)
+        self.written: tuple[list[tuple[CandidateEval, CandidateEval | None]], list, dict | None] = ([], [], None)
 
     # -------------------------------------------------------------- objectives fixed once
     def objective(self) -> dict:
@@ -78,6 +79,12 @@ class FrontierAssembly:
         obj = self.art.get("objectives.json")
         if obj is not None:
             return obj
+        declared = self.config.objectives
+        if declared:
+            obj = {"cost_key": "cost_usd" if "usd" in declared else "tokens", "reference": None,
+                   "seconds": "seconds" in declared, "why": f"the campaign declares objectives {declared}"}
+            self.art.put("objectives.json", obj)
+            return self.art.get("objectives.json")
         models = list(self.config.space.task_model) + list(self.config.space.stage2_model or [])
         paid = any(_model_price(self.config.lm_spec(m)) > 0 for m in models)
         obj = {"cost_key": "cost_usd" if paid else "tokens", "reference": None,
@@ -98,6 +105,9 @@ class FrontierAssembly:
         bound = self.config.budget.max_cost_per_doc if key == "cost_usd" else None
         top = max(getattr(e, key) for e in first)
         obj = {**obj, "reference": {"quality": 0.0, key: float(bound if bound is not None else (2 * top if top > 0 else 1.0))}}
+        if obj.get("seconds"):
+            slowest = max(e.latency_s for e in first)
+            obj["reference"]["latency_s"] = float(2 * slowest if slowest > 0 else 1.0)
         self.art.put("objectives.json", obj, replace=True)  # every worker computes the same from position 1
         return obj
 
@@ -149,7 +159,7 @@ class FrontierAssembly:
             write_member,
         )
 
-        evals = [e for e in self.evaluations("val") if e.trial >= 1]
+        evals = [e for e in self.evaluations("val") if e.trial >= 1 or e.default]
         if not evals:
             return
         obj = self.objective()
@@ -158,7 +168,7 @@ class FrontierAssembly:
             # from the part of it another worker has shared so far
             obj = self._fix_reference(obj, evals)
         cost_key = obj["cost_key"]
-        senses = {"quality": "max", cost_key: "min"}
+        senses = {"quality": "max", cost_key: "min", **({"latency_s": "min"} if obj.get("seconds") else {})}
         by_key = {e.key: e for e in evals}
         data_hash = content_hash({name: examples_hash(ex) for name, ex in splits.items()})
         metric_hash = content_hash(self.config.metric.model_dump())
@@ -179,7 +189,9 @@ class FrontierAssembly:
                 objectives={"quality": ev.quality, "cost_usd": ev.cost_usd, "tokens": ev.tokens, "latency_s": ev.latency_s},
                 splits=split_scores,
                 lineage=Lineage(parent=ev.parent_key, changed_programs=ev.changed_programs, instruction_diff_chars=diff,
-                                iteration=ev.trial, origin="seed" if ev.parent_key is None else "gepa"),
+                                iteration=max(0, ev.trial),
+                                origin="default" if ev.default else "seed" if ev.parent_key is None else "gepa"),
+                default=ev.default,
                 settings=self._member_settings(ev, aux[ev.key]),
                 prompts=ev.instructions, stage_costs=ev.stage_costs, model_tokens=ev.model_tokens, documents=documents,
                 dataset_hash=data_hash, metric_hash=metric_hash, versions=versions,
@@ -214,7 +226,9 @@ class FrontierAssembly:
                                    "search": self.search() if self.search is not None else {}})
         write_frontier(self.compiled_dir, ff)
         write_json_atomic(self.run_dir / "hypervolume.json", [h.model_dump() for h in ff.hypervolume_history], indent=1)
-        self.written = (written, list(ff.hypervolume_history))
+        default = next(({"key": e.key, "quality": e.quality, "cost_usd": e.cost_usd, "tokens": e.tokens,
+                         "latency_s": e.latency_s, "on_frontier": e.key in on} for e in evals if e.default), None)
+        self.written = (written, list(ff.hypervolume_history), default)
 
     # -------------------------------------------------------------- a member
     def _test_of(self, ev: CandidateEval) -> CandidateEval | None:
@@ -284,4 +298,5 @@ def _split_scores(ev: CandidateEval):
         n=ev.n_docs, quality=ev.quality, quality_ci=ci("quality"), cost_usd=ev.cost_usd, cost_usd_ci=ci("cost_usd"),
         tokens=ev.tokens, tokens_ci=ci("tokens"), latency_s=ev.latency_s, per_example=ev.per_example,
         doc_ids=ev.doc_ids, per_document=docs, per_document_tokens=ev.per_document_tokens,
+        machine=ev.machine or None, num_threads=ev.num_threads if ev.machine else None,
     )

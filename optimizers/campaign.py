@@ -94,7 +94,7 @@ from argus.ledger import CostLedger, ledger_context
 from optimizers.assembly import FrontierAssembly, model_name
 from optimizers.budget import SpendBook
 from optimizers.config import CampaignConfig
-from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context
+from optimizers.evaluation import CandidateEval, deployment_run, dspy_threads_carry_context, machine_info
 from optimizers.scheduler import Scheduler, WorkerSpend, ctrl_c_stops
 from optimizers.search import ProviderOutage, TrialSearch, aux_programs, design_programs, reflection_fallback
 from optimizers.storage import Artifacts, content_hash, redact_url
@@ -231,6 +231,9 @@ class Campaign:
                     TextColumn("{task.fields[note]}"), console=self.console,
                 ) as progress:
                     task = progress.add_task("trials", total=len(plan), completed=len(done), note="")
+                    if cfg.default_candidate:
+                        progress.update(task, note="the default: what argus extract runs")
+                        self._default_candidates(splits, ledger, spend, stop)
                     while not stop.check():
                         kind, value = scheduler.next_trial(study, plan)
                         if kind == "done":
@@ -464,9 +467,35 @@ class Campaign:
             raise ProviderOutage(f"the {split} deployment run of candidate {key} could not reach its model "
                                  f"({outage[:400]}); it is not kept: run the same command again to resume once "
                                  "the model answers")
-        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, **res)
+        ev = CandidateEval(key=key, split=split, settings=settings, instructions=instructions, machine=machine_info(),
+                           num_threads=self.num_threads, **res)
         self._art.put(name, ev.to_dict(), share=split != "val")
         return CandidateEval.from_dict(self._art.get(name)) if self.scheduler.rdb and split != "val" else ev
+
+    def _default_candidates(self, splits, ledger, spend, stop) -> list[CandidateEval]:
+        """Deploy what ``argus extract`` runs with each task model of the space (``default_settings``) on the
+        validation documents, through the same deployment runs as every candidate (``_eval``); trial 0, marked
+        ``default``. Finished once, reused by a resumed run and by every worker."""
+        from optimizers.deploy import default_settings
+        from optimizers.examples import instructions_of
+
+        out = []
+        for model in dict.fromkeys(self.config.space.task_model):
+            if stop.check():
+                break
+            settings = default_settings(model)
+            instructions = instructions_of(self.pipeline(settings))
+            key = content_hash({"settings": settings, "instructions": instructions})
+            self.scheduler.status(trial=0, phase="default", settings=settings)
+            start = spend.position()
+            ev = self._eval(key, "val", settings, instructions, splits["val"], self._document_quality(), ledger)
+            spend.record(0, "default", start)
+            if not ev.default:
+                ev.default, ev.trial = True, 0
+                self._art.put(f"evals/val-{key}.json", ev.to_dict())
+            self._art.share(f"evals/val-{key}.json", ev.to_dict())
+            out.append(ev)
+        return out
 
     # -------------------------------------------------------------- a worker's steps one at a time
     # (the worker tests drive them directly; the scheduler and the search do the work)

@@ -6,12 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from argus.config import LMSpec, read_yaml_mapping
 from argus.errors import ConfigError
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
+ROUTING_KEYS = {"sentence.llm": "sentence_llm", "sentence.tau": "sentence_tau", "facts.mode": "facts_mode",
+                "facts.tau": "facts_tau"}
+"""The routing settings a space may search (dotted ArgusConfig key -> SpaceSpec field): how much of the work goes
+to a model at all. A member records each under its dotted key; ``optimizers.deploy.member_overrides`` applies it
+over the campaign's ``pipeline`` overrides."""
 AUX_PROGRAMS = ("fact_fallback", "chunker", "resolver", "qa")
 """Programs that evolve on their own examples and metric (Stage 1 and Stage 2 evolve in the pipeline)."""
 
@@ -56,6 +61,35 @@ class SpaceSpec(_Strict):
     extraction: list[Literal["chunked", "sentence"]] | None = Field(
         default=None, description="Extraction designs to search (None: chunked): the frontier then holds members "
                                   "of each design and chooses by quality and cost")
+    # routing (written with their dotted names in the campaign file, e.g. `sentence.tau: [0.4, 0.6, 1.0]`)
+    sentence_llm: list[Literal["measured", "always", "never"]] | None = Field(
+        default=None, alias="sentence.llm",
+        description="sentence.llm values to search (None: the pipeline's): never (the heads decide alone), always "
+                    "(sentences below sentence.tau go to the choice model), measured (where the heads' report found "
+                    "the model better)")
+    sentence_tau: list[float] | None = Field(
+        default=None, alias="sentence.tau",
+        description="sentence.tau values to search: type confidence below which a sentence goes to the model (1.0: "
+                    "every sentence)")
+    facts_mode: list[Literal["classifier", "hybrid", "llm"]] | None = Field(
+        default=None, alias="facts.mode", description="facts.mode values to search (the fact gate)")
+    facts_tau: list[float] | None = Field(
+        default=None, alias="facts.tau", description="facts.tau values to search: the fact gate's confidence below "
+                                                     "which a sentence goes to the fallback model (hybrid)")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("sentence_tau", "facts_tau")
+    @classmethod
+    def _taus(cls, v: list[float] | None, info) -> list[float] | None:
+        low = 0.5 if info.field_name == "facts_tau" else 0.0
+        if v is not None and not all(low <= x <= 1.0 for x in v):
+            raise ValueError(f"every τ must be in [{low}, 1], got {v}")
+        return v
+
+    def choices(self, key: str) -> list | None:
+        """The values searched for a setting: a field name, or a routing key by its dotted name."""
+        return getattr(self, ROUTING_KEYS.get(key, key))
 
 
 class ModelsSpec(_Strict):
@@ -126,10 +160,31 @@ class CampaignConfig(_Strict):
         description="Dotted ArgusConfig overrides every candidate is evaluated and deployed with (e.g. "
         "chunking.max_sentences, merge.max_pairs); recorded in each member, so `argus extract --frontier` "
         "runs the same configuration")
+    objectives: list[Literal["quality", "usd", "tokens", "seconds"]] | None = Field(
+        default=None,
+        description="The frontier's objectives: [quality, usd], [quality, tokens], [quality, usd, seconds] or "
+        "[quality, tokens, seconds] (seconds: measured wall seconds per document of the deployment runs); the "
+        "non-dominated set is over all of them. None: quality and USD when a model of the space has a price, else "
+        "quality and tokens. The outer search (Optuna) is guided by quality and the cost in USD or tokens")
+    default_candidate: bool = Field(
+        default=True,
+        description="Deploy, beside the trials' candidates, what `argus extract` runs with each task model of the "
+        "space (its defaults: offline the sentence design with the heads deciding alone; none of the campaign's "
+        "`pipeline` overrides, no evolved program) on the same validation (and, a member, test) documents through "
+        "the same deployment runs: it joins the frontier like any candidate, marked as the default")
     tracking: TrackingSpec = Field(
         default_factory=TrackingSpec, description="Experiment tracking (off by default); not part of what workers "
         "sharing a storage must agree on")
     seed: int = 0
+
+    @field_validator("objectives")
+    @classmethod
+    def _objectives(cls, v: list[str] | None) -> list[str] | None:
+        allowed = (["quality", "usd"], ["quality", "tokens"], ["quality", "usd", "seconds"],
+                   ["quality", "tokens", "seconds"])
+        if v is not None and list(v) not in allowed:
+            raise ValueError(f"objectives must be one of {[list(a) for a in allowed]}, got {v}")
+        return v
 
     @classmethod
     def load(cls, path: str | Path) -> "CampaignConfig":

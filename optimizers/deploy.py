@@ -22,6 +22,12 @@ from argus.errors import InputError
 MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence")
 
 
+def default_settings(task_model: str) -> dict:
+    """The settings of a campaign's default candidate for a task model: what ``argus extract`` runs with it
+    (every stage on that model, the configuration's defaults otherwise: no ``pipeline`` overrides)."""
+    return {"task_model": task_model, "default": True}
+
+
 def member_models(settings: dict) -> dict[str, str]:
     """Stage → model string of a member (or candidate) with these settings."""
     task = settings["task_model"]
@@ -39,11 +45,20 @@ def member_overrides(settings: dict) -> dict:
             o[f"lm.stages.{stage}.model"] = model
         if settings.get("temperature") is not None:
             o[f"lm.stages.{stage}.temperature"] = settings["temperature"]
+    from optimizers.config import ROUTING_KEYS
+
+    for key in ROUTING_KEYS:  # the routing a trial searched wins over the campaign's pipeline overrides
+        if settings.get(key) is not None:
+            o[key] = settings[key]
     if settings.get("max_retries") is not None:
         o["extraction.max_retries"] = settings["max_retries"]
     if settings.get("framenet_hints") is not None:
         o["extraction.framenet_hints"] = bool(settings["framenet_hints"])
-    if settings.get("task_model") or settings.get("models"):
+    if settings.get("default"):
+        # the campaign's default candidate: what `argus extract` runs with these models, design and routing included
+        if settings.get("extraction"):
+            o["extraction.design"] = settings["extraction"]
+    elif settings.get("task_model") or settings.get("models"):
         # members compiled before designs could differ were chunked
         o["extraction.design"] = settings.get("extraction") or "chunked"
     return o
@@ -113,6 +128,7 @@ def member_pipeline(
     strategy: str = "knee",
     member: str | None = None,
     max_tokens: float | None = None,
+    max_seconds: float | None = None,
     config_path: str | Path | None = None,
     overrides: dict | None = None,
     frontier=None,
@@ -123,7 +139,7 @@ def member_pipeline(
 
     frontier = frontier or Frontier.load(frontier_dir)
     chosen = frontier.member(member) if member else frontier.select_member(
-        max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens)
+        max_cost=max_cost, min_quality=min_quality, strategy=strategy, max_tokens=max_tokens, max_seconds=max_seconds)
     pipeline = pipeline_for(chosen.settings, member_dir=frontier.member_dir(chosen.member_id),
                             config_path=config_path, overrides=overrides, lm_builder=lm_builder)
     pipeline.member = chosen

@@ -59,6 +59,12 @@ class CandidateEval:
     gepa_index: int = -1
     parent_key: str | None = None
     changed_programs: list[str] = field(default_factory=list)
+    #: the campaign's default candidate (what ``argus extract`` runs with its models)
+    default: bool = False
+    #: where the deployment runs' wall seconds (``latency_s``, ``per_document[*]["seconds"]``) were measured
+    #: (``machine_info``) and with how many documents at once
+    machine: dict = field(default_factory=dict)
+    num_threads: int = 1
 
     @classmethod
     def load(cls, path: Path) -> "CandidateEval":
@@ -76,6 +82,16 @@ class CandidateEval:
 
     def save(self, path: Path) -> None:
         write_json_atomic(path, self.__dict__, indent=1)
+
+
+def machine_info() -> dict:
+    """The machine a deployment run's seconds were measured on: host, CPUs, platform, processor."""
+    import os
+    import platform
+    import socket
+
+    return {"host": socket.gethostname(), "cpus": os.cpu_count() or 0, "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine()}
 
 
 # ----------------------------------------------------------------------------- threads

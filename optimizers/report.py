@@ -218,6 +218,7 @@ def _member_hover(m: MemberManifest, seed: MemberManifest | None, knee: MemberMa
     the programs it changed against the seed."""
     flags = " · knee" if knee is not None and m.member_id == knee.member_id else ""
     flags += " · val-only win" if m.val_only_win else ""
+    flags += " · the default (what argus extract runs)" if m.default else ""
     val, test = m.splits.get("val"), m.splits.get("test")
     lines = [f"<b>{_h(m.member_id)}</b> · frontier member{flags}",
              f"quality {_fmt(m.objectives['quality'])}{_interval(val.quality_ci if val else None)} on validation"]
@@ -452,6 +453,8 @@ def _lineage_tree(fr: Frontier, knee: MemberManifest | None) -> Markup:
             badges += '<span class="badge">not on frontier</span>'
         if knee is not None and nid == knee.member_id:
             badges += '<span class="badge knee">knee</span>'
+        if getattr(info, "default", False):
+            badges += '<span class="badge default">default</span>'
         changed = ", ".join(lin.changed_programs) or "—"
         origin = lin.origin or "origin not recorded"
         return Markup(f'<b>{escape(nid)}</b>{badges} <span class="muted">{escape(origin)}, iteration {lin.iteration}; '
@@ -510,6 +513,11 @@ def _summary(fr: Frontier, knee: MemberManifest | None) -> list[tuple[str, str]]
                   ("cheapest", f"{cheap.member_id} — {_fmt(cheap.objectives.get(key, 0.0))} {unit}, "
                                f"quality {_fmt(cheap.objectives['quality'])}"),
                   ("knee member", knee.member_id if knee else "–")]
+    default = next((r for r in fr.file.all_candidates if r.default), None)
+    if default is not None:
+        where = "on the frontier" if default.on_frontier else f"dominated by {', '.join(default.dominated_by) or '–'}"
+        items.append(("the default (what argus extract runs)", f"{default.id} — quality {_fmt(default.quality)}, "
+                      f"{_fmt(default.tokens)} tokens/doc; {where}"))
     hist = fr.file.hypervolume_history
     items.append(("final hypervolume", _fmt(hist[-1].hypervolume) if hist else "n/a (no history)"))
     items.append(("outer search", search_text(fr.file.search)))
@@ -562,7 +570,7 @@ def _members_table(fr: Frontier) -> list[dict]:
         low = _cell(r.quality_ci_low)
         m = manifests.get(r.member)
         rows.append({
-            "member": r.member, "knee": r.knee, "val_only_win": r.val_only_win,
+            "member": r.member, "knee": r.knee, "val_only_win": r.val_only_win, "default": r.default,
             "quality": _cell(r.quality), "ci": low if low == "–" else f"{low}–{_cell(r.quality_ci_high)}",
             "test_quality": _cell(r.test_quality), "cost_usd": _cell(r.cost_usd), "tokens": _count(r.tokens),
             "parent": _cell(r.parent), "changed_programs": r.changed_programs or "–",

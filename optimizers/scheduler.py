@@ -50,7 +50,7 @@ from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
 from argus.ledger import CostLedger
 from optimizers.budget import SpendBook, StopConditions, merge_spend
-from optimizers.config import CampaignConfig
+from optimizers.config import ROUTING_KEYS, CampaignConfig
 from optimizers.evaluation import CandidateEval
 from optimizers.storage import (
     DRAW,
@@ -76,7 +76,7 @@ model of them (Optuna's default; ``bench/sampler.py`` measured fewer as worse on
 
 #: the settings of the search space a trial position may fix, in the order a planned setting lists them
 SPACE_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints", "stage2_model", "reflection_model",
-              "judge_model", "extraction")
+              "judge_model", "extraction", *ROUTING_KEYS)
 
 
 class Scheduler:
@@ -141,8 +141,8 @@ class Scheduler:
         import random
 
         sp = self.config.space
-        keys = [k for k in SPACE_KEYS if getattr(sp, k)]
-        grid = [dict(zip(keys, combo)) for combo in itertools.product(*(getattr(sp, k) for k in keys))]
+        keys = [k for k in SPACE_KEYS if sp.choices(k)]
+        grid = [dict(zip(keys, combo)) for combo in itertools.product(*(sp.choices(k) for k in keys))]
         trials = self.config.budget.trials
         if len(grid) > 4 * trials or not grid:
             return [None] * trials
@@ -462,8 +462,8 @@ class Scheduler:
             "max_retries": trial.suggest_categorical("max_retries", cfg.space.max_retries),
             "framenet_hints": trial.suggest_categorical("framenet_hints", cfg.space.framenet_hints),
         }
-        for key in ("stage2_model", "reflection_model", "judge_model", "extraction"):
-            choices = getattr(cfg.space, key)
+        for key in ("stage2_model", "reflection_model", "judge_model", "extraction", *ROUTING_KEYS):
+            choices = cfg.space.choices(key)
             if choices:
                 settings[key] = trial.suggest_categorical(key, choices)
         if drawn and DRAW not in trial.user_attrs:  # a re-run of a drawn trial carries its draw (requeue_trial)

@@ -89,7 +89,8 @@ class NullTracker:
     def trial_stopped(self, iteration: int) -> None:
         pass
 
-    def frontier_written(self, members: list[tuple[CandidateEval, CandidateEval | None]], history: list) -> None:
+    def frontier_written(self, members: list[tuple[CandidateEval, CandidateEval | None]], history: list,
+                         default: dict | None = None) -> None:
         pass
 
     def finish(self, compiled_dir: Path, status: str) -> None:
@@ -310,11 +311,17 @@ class CampaignTracker:
     def trial_stopped(self, iteration: int) -> None:
         self._submit(f"trial {iteration} stop", self._log_trial, iteration, None, [], "KILLED", False)
 
-    def frontier_written(self, members: list[tuple[CandidateEval, CandidateEval | None]], history: list) -> None:
-        """The hypervolume history on the parent, the members' test scores on their trials' runs."""
+    def frontier_written(self, members: list[tuple[CandidateEval, CandidateEval | None]], history: list,
+                         default: dict | None = None) -> None:
+        """The hypervolume history on the parent, the members' test scores on their trials' runs; the default
+        candidate (what ``argus extract`` runs) as the parent's tags ``argus.default_member`` and
+        ``argus.default_on_frontier`` and its metrics ``default_val_quality`` / ``_cost_usd`` / ``_tokens`` /
+        ``_latency_s``."""
         points = [(int(h.iteration), float(h.hypervolume), int(h.frontier_size)) for h in history]
-        tests = [(ev.trial, ev.gepa_index, test) for ev, test in members if test is not None]
+        tests = [(ev.trial, ev.gepa_index, test) for ev, test in members if test is not None and not ev.default]
         self._submit("frontier metrics", self._log_frontier, points, tests)
+        if default:
+            self._submit("the default", self._log_default, default)
 
     # -------------------------------------------------------------- the end (the campaign waits)
     def finish(self, compiled_dir: Path, status: str) -> None:
@@ -372,6 +379,12 @@ class CampaignTracker:
             if child is not None:
                 self._log(child[0], metrics=[(f"test_{name}", float(getattr(test, name)), index, child[1])
                                              for name in TEST_METRICS])
+
+    def _log_default(self, default: dict) -> None:
+        self._log(self.parent_id, tags={"argus.default_member": str(default["key"]),
+                                        "argus.default_on_frontier": str(bool(default["on_frontier"])).lower()},
+                  metrics=[(f"default_val_{name}", float(default[name]), 0, self.parent_start)
+                           for name in VAL_METRICS if default.get(name) is not None])
 
     def _log_artifacts(self, compiled_dir: Path) -> None:
         frontier = compiled_dir / "frontier.json"

@@ -32,6 +32,9 @@ CAMPAIGN = {
     "models": {"reflection": "local/smollm2"},
     "budget": {"trials": 2, "max_metric_calls": 8, "seconds_per_call": 0.01},
     "reflection_minibatch_size": 2,
+    # these tests are about GEPA's candidates; the default candidate (what argus extract runs, here free and
+    # better than every chunked one) has its own tests (tests/test_campaign_default.py)
+    "default_candidate": False,
 }
 
 

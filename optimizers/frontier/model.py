@@ -50,7 +50,12 @@ class SplitScores(_Strict):
     cost_usd: float = Field(default=0.0, ge=0, description="mean cost per document in USD (0 for local models)")
     cost_usd_ci: tuple[float, float] | None = Field(default=None, description="bootstrap CI of the mean cost, or None")
     tokens: float = Field(default=0.0, ge=0, description="mean tokens (prompt + completion) per document")
-    latency_s: float | None = Field(default=None, description="mean wall-clock seconds per document, if measured")
+    latency_s: float | None = Field(default=None, description="mean wall-clock seconds per document of the deployment "
+                                                               "runs, measured as they ran (on `machine`, `num_threads` "
+                                                               "documents at once), if measured")
+    machine: dict[str, Any] | None = Field(
+        default=None, description="where latency_s was measured: host, cpus, platform, processor (None: not recorded)")
+    num_threads: int | None = Field(default=None, description="documents deployed at once when latency_s was measured")
     per_example: dict[str, float] = Field(
         default_factory=dict, description="example (document) id -> quality of that example (for win/loss analysis)")
     tokens_ci: tuple[float, float] | None = Field(default=None, description="bootstrap CI of the mean tokens per document")
@@ -80,7 +85,8 @@ class Lineage(_Strict):
     instruction_diff_chars: int = Field(
         default=0, ge=0, description="characters changed in the instructions vs the parent (instruction_diff_size)")
     iteration: int = Field(default=0, ge=0, description="outer-search iteration that produced the candidate")
-    origin: str = Field(default="seed", description='what produced it: "seed", "gepa", "optuna", ...')
+    origin: str = Field(default="seed", description='what produced it: "seed", "gepa", "default" (what `argus extract` '
+                                                    'runs), ...')
 
 
 class MemberManifest(_Strict):
@@ -99,6 +105,9 @@ class MemberManifest(_Strict):
     val_only_win: bool = Field(
         default=False, description="on the validation frontier but dominated on the test split (flag_val_only_wins)")
     lineage: Lineage = Field(default_factory=Lineage, description="parent and change vs the parent")
+    default: bool = Field(
+        default=False, description="the configuration `argus extract` runs with the campaign's models (its defaults, "
+                                   "no evolved program): a candidate of every campaign")
     settings: dict[str, Any] = Field(
         default_factory=dict,
         description='discrete settings of the candidate: "models" (stage -> litellm model), temperature, tau, framenet_hints, ...')
@@ -150,6 +159,12 @@ class MemberManifest(_Strict):
             fail("max_retries", "a whole number >= 0")
         if v.get("framenet_hints") is not None and not isinstance(v["framenet_hints"], bool):
             fail("framenet_hints", "true or false")
+        for key in ("sentence.llm", "facts.mode"):
+            if v.get(key) is not None and not isinstance(v[key], str):
+                fail(key, "a string")
+        for key in ("sentence.tau", "facts.tau"):
+            if v.get(key) is not None and (isinstance(v[key], bool) or not isinstance(v[key], (int, float))):
+                fail(key, "a number")
         return v
 
     @field_validator("objectives", mode="before")
@@ -212,6 +227,7 @@ class CandidateRow(_Strict):
     iteration: int = Field(default=0, ge=0, validation_alias=AliasChoices("iteration", "trial"),
                            description='outer-search iteration (Lineage.iteration; "trial" is accepted on input)')
     origin: str = Field(default="", description="what produced it (Lineage.origin); empty when not recorded")
+    default: bool = Field(default=False, description="MemberManifest.default: what `argus extract` runs by default")
     changed_programs: list[str] = Field(default_factory=list, description="Lineage.changed_programs")
     instruction_diff_chars: int = Field(default=0, ge=0, description="Lineage.instruction_diff_chars")
     model_tokens: StageModelTokens | None = Field(

@@ -110,7 +110,7 @@ def build_frontier_file(campaign: str, candidates: Sequence[MemberManifest],
         raise ValueError("candidate ids are not unique")
     rows = [CandidateRow(id=c.member_id, quality=c.objectives["quality"], cost_usd=c.objectives["cost_usd"],
                          tokens=c.objectives.get("tokens", 0.0), latency_s=c.objectives.get("latency_s"),
-                         on_frontier=False, model_tokens=c.model_tokens, **c.lineage.model_dump())
+                         on_frontier=False, model_tokens=c.model_tokens, default=c.default, **c.lineage.model_dump())
             for c in candidates]
     rows, members, ref, history = rank_candidates(rows, senses, cons, reference, history)
     return FrontierFile(campaign=campaign, objectives=dict(senses), reference=ref, constraints=cons,
@@ -282,25 +282,29 @@ class Frontier:
                 "quality_ci_high": ci[1],
                 "cost_usd": m.objectives["cost_usd"],
                 "tokens": m.objectives.get("tokens"),
+                "seconds": m.objectives.get("latency_s"),
                 "test_quality": test.quality if test is not None else None,
                 "val_only_win": m.val_only_win,
                 "knee": knee is not None and m.member_id == knee.member_id,
+                "default": m.default,
                 "parent": m.lineage.parent,
                 "changed_programs": ", ".join(m.lineage.changed_programs),
                 "models": _models_label(m.settings),
             })
-        columns = ["member", "quality", "quality_ci_low", "quality_ci_high", "cost_usd", "tokens", "test_quality",
-                   "val_only_win", "knee", "parent", "changed_programs", "models"]
+        columns = ["member", "quality", "quality_ci_low", "quality_ci_high", "cost_usd", "tokens", "seconds", "test_quality",
+                   "val_only_win", "knee", "default", "parent", "changed_programs", "models"]
         df = pd.DataFrame(rows, columns=columns)
         cost = self.cost_objective if self.cost_objective in df.columns else "cost_usd"
         return df.sort_values([cost, "quality"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
     def select_member(self, max_cost: float | None = None, min_quality: float | None = None,
-                      strategy: str = "knee", max_tokens: float | None = None) -> MemberManifest:
+                      strategy: str = "knee", max_tokens: float | None = None,
+                      max_seconds: float | None = None) -> MemberManifest:
         """The member to deploy: filter by the bounds on the validation objectives, then apply ``strategy``.
 
         ``max_cost`` bounds cost_usd per document, ``max_tokens`` tokens per document (the budget that
-        means something when every model is free), ``min_quality`` bounds quality. Strategies: ``knee``
+        means something when every model is free), ``max_seconds`` the measured wall seconds per document
+        (``latency_s``: what a local model costs; a member without it is not eligible), ``min_quality`` quality. Strategies: ``knee``
         (``knee_point`` over the campaign objectives among the remaining members), ``max_quality``
         (ties: lower cost) or ``min_cost`` (lowest ``cost_objective``; ties: higher quality).
         ``InputError`` with the available ranges when no member satisfies the bounds.
@@ -313,17 +317,21 @@ class Frontier:
         pool = [m for m in self.members
                 if (max_cost is None or m.objectives["cost_usd"] <= max_cost)
                 and (max_tokens is None or m.objectives.get("tokens", float("inf")) <= max_tokens)
+                and (max_seconds is None or m.objectives.get("latency_s", float("inf")) <= max_seconds)
                 and (min_quality is None or m.objectives["quality"] >= min_quality)]
         if not pool:
             qs = [m.objectives["quality"] for m in self.members]
             cs = [m.objectives["cost_usd"] for m in self.members]
             ts = [m.objectives.get("tokens", 0.0) for m in self.members]
+            ss = [m.objectives["latency_s"] for m in self.members if "latency_s" in m.objectives]
             wanted = " and ".join(x for x in (f"cost_usd <= {max_cost:g}" if max_cost is not None else "",
                                                 f"tokens <= {max_tokens:g}" if max_tokens is not None else "",
+                                                f"seconds <= {max_seconds:g}" if max_seconds is not None else "",
                                                 f"quality >= {min_quality:g}" if min_quality is not None else "") if x)
             raise InputError(f"no frontier member of {self.directory} has {wanted}; the frontier spans quality "
                              f"{min(qs):.4g}–{max(qs):.4g}, cost_usd {min(cs):.4g}–{max(cs):.4g} and tokens "
-                             f"{min(ts):,.0f}–{max(ts):,.0f} per document")
+                             f"{min(ts):,.0f}–{max(ts):,.0f} per document"
+                             + (f", seconds {min(ss):.3g}–{max(ss):.3g}" if ss else ""))
         if strategy == "max_quality":
             return max(pool, key=lambda m: (m.objectives["quality"], -m.objectives.get(cost, 0.0)))
         if strategy == "min_cost":
