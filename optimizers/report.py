@@ -100,6 +100,64 @@ def _member_x(m: MemberManifest, key: str) -> float:
     return float(m.objectives.get(key, 0.0))
 
 
+#: the axes the report's Pareto plot can draw: key → label (``AXES`` of a member, a candidate or a split)
+AXIS_LABELS = {"quality": "quality", "cost_usd": "cost per document (USD)", "tokens": "tokens per document",
+               "latency_s": "seconds per document (measured)"}
+
+
+def _member_axes(m: MemberManifest) -> dict[str, float | None]:
+    """A frontier member's point on every axis (validation): quality, USD, tokens, measured seconds."""
+    val = m.splits.get("val")
+    seconds = m.objectives.get("latency_s", val.latency_s if val is not None else None)
+    return {"quality": m.objectives["quality"], "cost_usd": m.objectives["cost_usd"],
+            "tokens": m.objectives.get("tokens", val.tokens if val is not None else None), "latency_s": seconds}
+
+
+def _test_axes(m: MemberManifest) -> dict[str, float | None]:
+    """A member's test-split point on every axis."""
+    t = m.splits["test"]
+    return {"quality": t.quality, "cost_usd": t.cost_usd, "tokens": t.tokens, "latency_s": t.latency_s}
+
+
+def _candidate_axes(r: CandidateRow) -> dict[str, float | None]:
+    return {"quality": r.quality, "cost_usd": r.cost_usd, "tokens": r.tokens, "latency_s": r.latency_s}
+
+
+def plot_axes(fr: Frontier) -> list[str]:
+    """The axes the plot offers: quality, and each cost the campaign's candidates carry (USD where any is
+    above 0 or the campaign minimizes it, tokens, and measured seconds where any was measured)."""
+    points = [_candidate_axes(r) for r in fr.file.all_candidates] + [_member_axes(m) for m in fr.members]
+    axes = ["quality"]
+    if "cost_usd" in fr.senses or any((p["cost_usd"] or 0) > 0 for p in points):
+        axes.append("cost_usd")
+    axes.append("tokens")
+    if any(p["latency_s"] is not None for p in points):
+        axes.append("latency_s")
+    return axes
+
+
+def _axis_menus(traces: list[dict[str, list]], modes: list[str], axes: list[str], x0: str, y0: str) -> list[dict]:
+    """Plotly ``updatemenus``: two drop-downs that redraw every trace on another x or y axis (values per trace
+    and axis in ``traces``; a point without a value on an axis is left out). Quality intervals (error bars)
+    show only while y is quality; the frontier's step line only on the cost axis it was drawn for."""
+    def button(axis: str, which: str) -> dict:
+        data = {which: [t[axis] for t in traces]}
+        # the frontier's step line holds on the axes it was drawn for (cost, quality); elsewhere points alone
+        home = axis == (x0 if which == "x" else y0)
+        data["mode"] = [m if home else "markers" for m in modes]
+        if which == "y":
+            data["error_y.visible"] = [axis == "quality"] * len(traces)
+        layout = {f"{which}axis.title.text": AXIS_LABELS[axis]}
+        return {"label": AXIS_LABELS[axis], "method": "update", "args": [data, layout]}
+
+    def menu(which: str, current: str, x: float) -> dict:
+        return {"type": "dropdown", "direction": "down", "showactive": True, "x": x, "y": 1.13, "xanchor": "left",
+                "yanchor": "top", "active": axes.index(current), "name": f"{which} axis",
+                "buttons": [button(a, which) for a in axes]}
+
+    return [menu("x", x0, 0.09), menu("y", y0, 0.59)]
+
+
 def _pareto_plot(fr: Frontier, knee: MemberManifest | None) -> str:
     rows = fr.file.all_candidates
     key, label = _cost_axis(fr)
@@ -271,7 +329,16 @@ def pareto_figure(fr: Frontier, knee: MemberManifest | None, seed: MemberManifes
     hover = "%{text}<extra></extra>"
     fig = go.Figure()
     others = [r for r in fr.file.all_candidates if not r.on_frontier]
+    axes = plot_axes(fr)
+    traces: list[dict[str, list]] = []  # per trace drawn: axis → its points' values (the axis drop-downs)
+    modes: list[str] = []
+
+    def on_axes(points: list[dict[str, float | None]], mode: str = "markers") -> None:
+        traces.append({a: [p[a] for p in points] for a in axes})
+        modes.append(mode)
+
     if others:
+        on_axes([_candidate_axes(r) for r in others])
         fig.add_scatter(name="other candidates", mode="markers", x=[getattr(r, key) for r in others],
                         y=[r.quality for r in others], text=[_candidate_hover(r) for r in others],
                         hovertemplate=hover, marker={"color": _COLORS["candidate"], "size": 9})
@@ -279,6 +346,7 @@ def pareto_figure(fr: Frontier, knee: MemberManifest | None, seed: MemberManifes
     if members:
         ys = [m.objectives["quality"] for m in members]
         cis = [m.splits["val"].quality_ci if "val" in m.splits else None for m in members]
+        on_axes([_member_axes(m) for m in members], "lines+markers")
         fig.add_scatter(name="frontier (val, 95% CI)", mode="lines+markers", x=[_member_x(m, key) for m in members],
                         y=ys, customdata=[anchors[m.member_id] for m in members],
                         text=[_member_hover(m, seed, knee) for m in members], hovertemplate=hover,
@@ -288,18 +356,25 @@ def pareto_figure(fr: Frontier, knee: MemberManifest | None, seed: MemberManifes
     tested = [m for m in members if "test" in m.splits]
     if tested:
         ys = [m.splits["test"].quality for m in tested]
+        on_axes([_test_axes(m) for m in tested])
         fig.add_scatter(name="test quality (95% CI)", mode="markers", x=[_member_x(m, key) for m in tested], y=ys,
                         customdata=[anchors[m.member_id] for m in tested],
                         text=[_member_hover(m, seed, knee) for m in tested], hovertemplate=hover,
                         marker={"symbol": "square-open", "color": _COLORS["test"], "size": 9},
                         error_y=_error_bars(ys, [m.splits["test"].quality_ci for m in tested], _COLORS["test"]))
     if knee is not None:
+        on_axes([_member_axes(knee)])
         fig.add_scatter(name=f"knee ({_h(knee.member_id)})", mode="markers", x=[_member_x(knee, key)],
                         y=[knee.objectives["quality"]], customdata=[anchors[knee.member_id]],
                         text=[_member_hover(knee, seed, knee)], hovertemplate=hover,
                         marker={"symbol": "star", "color": _COLORS["knee"], "size": 20,
                                 "line": {"color": "black", "width": 1}})
-    fig.update_layout(template="plotly_white", height=480, margin={"l": 60, "r": 20, "t": 20, "b": 60},
+    fig.update_layout(template="plotly_white", height=500, margin={"l": 60, "r": 20, "t": 60, "b": 60},
+                      updatemenus=_axis_menus(traces, modes, axes, key, "quality") if traces else [],
+                      annotations=[{"text": "x:", "x": 0.0, "y": 1.11, "xref": "paper", "yref": "paper",
+                                    "showarrow": False, "xanchor": "left"},
+                                   {"text": "y:", "x": 0.5, "y": 1.11, "xref": "paper", "yref": "paper",
+                                    "showarrow": False, "xanchor": "left"}] if traces else [],
                       hovermode="closest", xaxis_title=label, yaxis_title="quality",
                       font={"family": "system-ui, sans-serif", "size": 12}, hoverlabel={"align": "left"},
                       legend={"x": 0.99, "y": 0.02, "xanchor": "right", "yanchor": "bottom",

@@ -201,3 +201,46 @@ def test_browser_page_reports_what_a_page_does_wrong(browser_page, tmp_path):
     assert "blocked network request: GET https://cdn.example.org/x.css" in errors
     assert "console error: boom" in errors
     assert "page error:" in errors and "undefinedFunction" in errors
+
+
+def test_the_pareto_plot_switches_its_axes(browser_page, tmp_path):
+    """The plot's two drop-downs redraw it on other axes: x from USD to tokens, y from quality to tokens; the
+    quality intervals go with quality, and the points carry the members' own figures."""
+    camp = tmp_path / "demo"
+    make_campaign(camp, n=6)
+    fr = Frontier.load(camp)
+    out = write_report(camp, tmp_path / "report.html")
+    page = browser_page.page
+    open_report(browser_page, out)
+    gd = "document.getElementById('pareto-plot')"
+
+    def title(axis: str) -> str:
+        return page.evaluate(f"{gd}.layout.{axis}axis.title.text")
+
+    def frontier(attr: str):
+        return page.evaluate(f"{gd}.data.find(t => t.name.startsWith('frontier'))[{attr!r}]")
+
+    def choose(menu: int, label: str) -> None:
+        page.locator("#pareto-plot .updatemenu-header-group").nth(menu).click(force=True)
+        page.locator("#pareto-plot .updatemenu-dropdown-button", has_text=label).first.click(force=True)
+
+    assert (title("x"), title("y")) == ("cost per document (USD)", "quality")
+    members = sorted(fr.members, key=lambda m: (m.objectives["cost_usd"], -m.objectives["quality"]))
+    assert frontier("x") == [m.objectives["cost_usd"] for m in members]
+
+    choose(0, "tokens per document")
+    page.wait_for_function(f"{gd}.layout.xaxis.title.text === 'tokens per document'")
+    assert frontier("x") == [m.objectives["tokens"] for m in members]
+    assert frontier("y") == [m.objectives["quality"] for m in members] and frontier("mode") == "markers"
+    browser_page.screenshot("frontier_report_tokens_axis")
+
+    choose(1, "tokens per document")
+    page.wait_for_function(f"{gd}.layout.yaxis.title.text === 'tokens per document'")
+    assert frontier("y") == [m.objectives["tokens"] for m in members]
+    assert page.evaluate(f"{gd}.data.find(t => t.name.startsWith('frontier')).error_y.visible") is False
+
+    choose(1, "quality")
+    choose(0, "cost per document (USD)")
+    page.wait_for_function(f"{gd}.layout.xaxis.title.text === 'cost per document (USD)'")
+    assert frontier("x") == [m.objectives["cost_usd"] for m in members] and frontier("mode") == "lines+markers"
+    assert browser_page.console_errors == []
