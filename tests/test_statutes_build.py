@@ -153,6 +153,26 @@ def test_a_failing_worker_fails_the_build(monkeypatch):
         build_statute_graph(subset_sources(FIVE_CODES), workers=2)
 
 
+@pytest.mark.timeout(120)
+def test_a_failing_worker_fails_the_build_under_a_sigterm_handler_that_does_not_raise(monkeypatch):
+    # the pool terminates its workers with SIGTERM; a handler they inherited that only notes the signal kept
+    # one waiting for work forever, and the build hung instead of failing
+    import signal
+
+    def broken(source, registry):
+        raise ValueError(f"cannot pack {source.name}")
+
+    monkeypatch.setattr("argus.statutes.parallel.pack_source", broken)
+    noted = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: noted.append(signum))
+    try:
+        with pytest.raises(ValueError, match="cannot pack"):
+            build_statute_graph(subset_sources(FIVE_CODES), workers=2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert noted == []  # the parent was never signalled
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_file_broken_after_its_header_leaves_the_registry(workers):
     # The header names the BetrVG, so the first, header-only pass makes it a citable code; the file

@@ -18,6 +18,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -48,6 +49,30 @@ def default_workers() -> int:
     return max(1, min(cpus, 8))
 
 
+def _worker_start() -> None:
+    """A forked worker's start: no cyclic garbage collection (it only allocates, then exits)."""
+    gc.disable()
+
+
+def _forked_pool(workers: int):
+    """A pool of ``workers`` forked processes that a SIGTERM ends. A worker inherits the parent's Python
+    handlers, and one that does not raise (an application's "stop after this document") would keep the
+    worker waiting for work when the pool terminates it after a failure: the build would hang instead of
+    failing. So the workers are forked while SIGTERM has its default action (in the main thread, where a
+    handler can be set; the parent's handler is back as soon as they exist)."""
+    import threading
+
+    ctx = multiprocessing.get_context("fork")
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) in (None, signal.SIG_DFL):  # None: a handler set outside Python
+        return ctx.Pool(workers, initializer=_worker_start)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        return ctx.Pool(workers, initializer=_worker_start)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def packed_sources(
     sources: Sequence[XmlSource], registry: CodeRegistry | None, workers: int
 ) -> Iterator[tuple[int, PackedCode | list[ParseIssue]]]:
@@ -63,7 +88,7 @@ def packed_sources(
     with tempfile.TemporaryDirectory(prefix="statute-build-", dir=shm if shm.is_dir() else None) as spool:
         _JOB = (sources, registry, spool)
         try:
-            with multiprocessing.get_context("fork").Pool(workers, initializer=gc.disable) as pool:
+            with _forked_pool(workers) as pool:
                 for (lo, _), path in zip(chunks, pool.imap(_pack_chunk, chunks)):
                     with open(path, "rb") as fh:
                         results = pickle.load(fh)
