@@ -32,7 +32,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="ARGUS: legal
                   rich_markup_mode=help_markup_mode())  # plain help under 100 columns (argus.terminal)
 
 PREFLIGHT_HELP = ("Skip the check, before the first document or trial, that every model of the run has its API key "
-                  "set, its server (api_base) answering and its GGUF file present (argus.preflight)")
+                  "set, its server (api_base) answering and its GGUF file present (argus.models.preflight)")
 
 
 def _overrides(
@@ -122,7 +122,7 @@ def extract(
     no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
-    from argus.batch import METHODS, BatchInterrupted, process_started_at, run_batch, sigterm_as_interrupt
+    from argus.runs.batch import METHODS, BatchInterrupted, process_started_at, run_batch, sigterm_as_interrupt
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
 
@@ -159,7 +159,7 @@ def extract(
         else:
             cfg = ArgusConfig.load(config, overrides)
         if not no_preflight:  # before anything is written: the output folder is not even created
-            from argus.preflight import pipeline_uses, preflight
+            from argus.models.preflight import pipeline_uses, preflight
 
             preflight(pipeline_uses(cfg, [method]))
         if frontier is not None:
@@ -172,7 +172,7 @@ def extract(
                        f"(models {member.settings.get('models')})", err=True)
         since = process_started_at()  # other runs' EKGs count from this command's start
         if engine == "ray":
-            from argus.distributed import run_batch_ray
+            from argus.runs.distributed import run_batch_ray
 
             report = run_batch_ray(paths, out, cfg, method=method, skip_existing=skip_existing, graphml=not no_graphml,
                                    concurrency=concurrency, address=address, actors=actors, since=since)
@@ -218,7 +218,7 @@ def _exit_soon(code: int, grace_s: float = 5.0) -> None:
 
 def _eval_methods(methods: list[str], no_oneshot: bool) -> tuple[str, ...]:
     """The methods ``argus eval`` compares: the floor first (every method is read against it)."""
-    from argus.evaluation import METHODS
+    from argus.runs.evaluation import METHODS
 
     chosen = list(dict.fromkeys(methods or METHODS))
     if no_oneshot and "oneshot" in chosen:
@@ -249,7 +249,7 @@ def eval_command(
     """Evaluate graphs against gold: matching F1, structural and judge scores, pairwise preference, merge statistics, cost."""
     from argus.config import ArgusConfig
     from argus.errors import ArgusError
-    from argus.evaluation import TITLES, run_evaluation
+    from argus.runs.evaluation import TITLES, run_evaluation
 
     overrides = _overrides(model, [], api_base, None, None, False, False, None, None)
     if judge:
@@ -261,7 +261,7 @@ def eval_command(
     try:
         cfg = ArgusConfig.load(config, overrides)
         if not no_preflight:
-            from argus.preflight import eval_uses, preflight
+            from argus.models.preflight import eval_uses, preflight
 
             preflight(eval_uses(cfg, _eval_methods(methods, no_oneshot), run_missing=not no_run,
                                 use_judges=not no_judge))
@@ -306,7 +306,7 @@ def optimize_command(
 
     try:
         if not no_preflight:  # before the first trial (and its imports): the run directory is not even created
-            from argus.preflight import preflight
+            from argus.models.preflight import preflight
             from optimizers.config import CampaignConfig
 
             preflight(CampaignConfig.load(campaign).model_uses())
@@ -335,7 +335,7 @@ def annotate_export(
 ):
     """Write one CSV row per graph element (entity, event, edge) with its source sentences, to label
     Aligned / Partially Aligned / Misaligned with an error tag."""
-    from argus.schema import DocumentEKG
+    from argus.graph.schema import DocumentEKG
     from metrics.human import export_sheet
 
     import pydantic
@@ -405,7 +405,7 @@ def train_facts(
             return
         if features != "sentence" and not finetune:
             raise typer.BadParameter("--features must be context or sentence")
-        from argus.facts import fact_metrics, gold_examples, train_finetuned, train_head
+        from argus.gate.facts import fact_metrics, gold_examples, train_finetuned, train_head
 
         texts, labels, groups = gold_examples(splits.split(","))
         if limit:
@@ -476,7 +476,7 @@ def _fallback_fn(model: str, docs):
     import dspy
 
     from argus.config import ArgusConfig
-    from argus.lm import SchemaJSONAdapter, build_lm
+    from argus.models.lm import SchemaJSONAdapter, build_lm
     from programs import ArgusPrograms
 
     lm = build_lm(ArgusConfig.load(None, {"lm.default.model": model}).lm.for_stage("fact_fallback"))
@@ -493,7 +493,7 @@ def _fallback_fn(model: str, docs):
 def _train_context_facts(out: Path, encoder: str, splits: list[str], report: bool, fallback_models: list[str]) -> None:
     from rich.console import Console
 
-    from argus.fact_eval import cross_validate, fallback_report, labeled_documents, reliability_plot, tau_curve, train_context_head
+    from argus.gate.fact_eval import cross_validate, fallback_report, labeled_documents, reliability_plot, tau_curve, train_context_head
 
     console = Console(width=200)
     t0 = time.perf_counter()
@@ -550,7 +550,7 @@ def view(
 ):
     """Write a self-contained HTML view of an EKG: the text with its marks, events, timeline, graph, entities, cost."""
     from argus.errors import InputError, fails_cleanly
-    from argus.view import index_documents, write_view
+    from argus.output.view import index_documents, write_view
 
     @fails_cleanly
     def run() -> None:
@@ -575,7 +575,7 @@ def view(
 @app.command()
 def validate(out: Path = typer.Argument(..., help="A folder of *.ekg.json files, or one file")):
     """Check EKG files against the output contract (schema, spans, evidence ids, ledger totals)."""
-    from argus.contract import check_file
+    from argus.output.contract import check_file
 
     files = sorted(out.glob("*.ekg.json")) if out.is_dir() else [out]
     if not files:
@@ -601,7 +601,7 @@ def validate(out: Path = typer.Argument(..., help="A folder of *.ekg.json files,
 def schema(out: Optional[Path] = typer.Option(None, "--out", help="write to a file instead of stdout")):
     """Print the JSON Schema of the document EKG."""
     from argus.io import write_json_atomic
-    from argus.schema import export_json_schema
+    from argus.graph.schema import export_json_schema
 
     s = export_json_schema()
     if out:

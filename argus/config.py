@@ -176,7 +176,7 @@ class ExtractionConfig(_Strict):
     grounded_decoding: bool | None = Field(
         default=None,
         description="Grammar-capable engines may write entity names, aliases and triggers only as word runs of the "
-                    "chunk (argus.grounding.chunk_phrases); other engines ignore it. None (default): on when Stage 1 "
+                    "chunk (argus.graph.grounding.chunk_phrases); other engines ignore it. None (default): on when Stage 1 "
                     "runs on a local/ engine, where it was measured to help (README), off otherwise "
                     "(argus extract --grounded-decoding / --no-grounded-decoding)")
 
@@ -217,7 +217,7 @@ class MergeConfig(_Strict):
 
 
 class ConcurrencyConfig(_Strict):
-    """How much runs at once (see ``argus.concurrency``). Outputs do not depend on it: given the same
+    """How much runs at once (see ``argus.models.concurrency``). Outputs do not depend on it: given the same
     LM answers, a run at any concurrency writes the graphs a sequential run writes."""
 
     max_in_flight: int = Field(

@@ -19,12 +19,12 @@ class ConfigError(ArgusError):
 
 class CredentialsError(ConfigError):
     """A model refused the credentials it was called with, or none were set: a configuration error, which
-    no retry can mend (``argus.concurrency.call_with_retries`` raises it at the first such answer)."""
+    no retry can mend (``argus.models.concurrency.call_with_retries`` raises it at the first such answer)."""
 
 
 class PreflightError(ConfigError):
     """A model of the run cannot be called: its key is not set, its server does not answer, or its local
-    GGUF file is missing (``argus.preflight``), found before the first document or trial."""
+    GGUF file is missing (``argus.models.preflight``), found before the first document or trial."""
 
 
 class LMCallError(ArgusError):

@@ -13,7 +13,7 @@ Stages (each callable on its own, typed in and out):
       extract_by_sentence  entity list, event heads, a batch of fact sentences at a time (choices;
                            Stage 2 where configured), merge, date order, ground (``argus.designs.sentence``)
     extract_oneshot  any source → DocumentEKG from the one-shot baseline program (``argus.designs.baselines``)
-    extract_floor    any source → DocumentEKG with no language model (``argus.floor``, ``argus.designs.baselines``)
+    extract_floor    any source → DocumentEKG with no language model (``argus.designs.floor``, ``argus.designs.baselines``)
 
 Every LM call runs under ``dspy.context(lm=<the stage's LM>)`` and a ledger context naming the
 document, stage and program, so the ledger attributes each call.
@@ -30,24 +30,24 @@ from typing import Iterator
 import dspy
 from dspy.utils.exceptions import LMError
 
-from argus.concurrency import ProviderFault, Slots, parallel_map
+from argus.models.concurrency import ProviderFault, Slots, parallel_map
 from argus.config import ArgusConfig
 from argus.designs import baselines, chunked, sentence
 from argus.designs.run import DocumentRun, warn_once
-from argus.documents import Document, RawDocument
-from argus.embeddings import configure_embedding_store
+from argus.text.documents import Document, RawDocument
+from argus.models.embeddings import configure_embedding_store
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
-from argus.facts import FactGateReport, gate_facts, load_fact_classifier
+from argus.gate.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.designs.sentence.heads import EventHeads, load_event_heads
-from argus.grounding import Aligner, ground_document
+from argus.graph.grounding import Aligner, ground_document
 from argus.ingest.files import read_document
-from argus.ledger import CostLedger, ledger_context
-from argus.lm import MeteredLM, SchemaJSONAdapter, build_lm
-from argus.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
-from argus.preprocess import preprocess
-from argus.response_cache import configure_plain_response_cache
-from argus.routing import measured_route
-from argus.schema import Chunk, DocumentEKG, DocumentGraph, MergeDecision, MiniGraph
+from argus.models.ledger import CostLedger, ledger_context
+from argus.models.lm import MeteredLM, SchemaJSONAdapter, build_lm
+from argus.graph.merge import Resolution, apply_resolutions, candidate_pairs, describe_event, merge_minigraphs
+from argus.text.preprocess import preprocess
+from argus.models.response_cache import configure_plain_response_cache
+from argus.models.routing import measured_route
+from argus.graph.schema import Chunk, DocumentEKG, DocumentGraph, MergeDecision, MiniGraph
 from programs import ArgusPrograms
 
 __all__ = ["ArgusPipeline", "DocumentRun", "configure_cache", "iter_sources"]
@@ -63,13 +63,13 @@ class ArgusPipeline(dspy.Module):
     evolves are the ones deployment runs. ``deepcopy`` copies the programs and shares the rest
     (configuration, models, fact classifier).
 
-    ``lm_builder`` (``LMSpec → dspy.LM``, default ``argus.lm.build_lm``) builds each stage's model.
+    ``lm_builder`` (``LMSpec → dspy.LM``, default ``argus.models.lm.build_lm``) builds each stage's model.
 
     Safe to call from several threads at once (documents in flight). Within a document the chunks
     (Stage 1, then Stage 2 of the same chunk), the resolver's pairs and the fact-fallback batches
     run in parallel, with at most ``config.concurrency.max_in_flight`` LM calls in flight across
     everything this pipeline (and its ``deepcopy``s) does; results are gathered in input order, so
-    the graph is the one a sequential run builds from the same answers (``argus.concurrency``).
+    the graph is the one a sequential run builds from the same answers (``argus.models.concurrency``).
     """
 
     def __init__(self, config: ArgusConfig | None = None, programs: ArgusPrograms | None = None, classifier=None,
@@ -278,7 +278,7 @@ class ArgusPipeline(dspy.Module):
     def ground(self, doc: Document, graph: DocumentGraph, chunks: list[Chunk], stage: str = "merge"
                ) -> tuple[DocumentGraph, list]:
         """Mentions and trigger spans of the document graph, each entity sought in the sentences of the
-        chunks it came from; what cannot be grounded leaves (``argus.grounding``)."""
+        chunks it came from; what cannot be grounded leaves (``argus.graph.grounding``)."""
         g = ground_document(graph, Aligner.for_document(doc), chunks, stage=stage,
                             keep_ungrounded=self.config.extraction.keep_ungrounded)
         return g.graph, g.rejected
@@ -347,7 +347,7 @@ class ArgusPipeline(dspy.Module):
         return baselines.oneshot(self, source, ledger)
 
     def extract_floor(self, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
-        """The floor (``argus.floor``): no language model; one keyword-typed event per fact sentence and
+        """The floor (``argus.designs.floor``): no language model; one keyword-typed event per fact sentence and
         the caption's parties. The fact gate runs its classifier alone."""
         return baselines.floor(self, source)
 

@@ -1,13 +1,13 @@
 """The extraction designs against the floor, cross-validated by complaint, on 2 cores.
 
-For each row (a method, a model, settings) a fresh process runs ``argus.batch.run_batch`` (what
+For each row (a method, a model, settings) a fresh process runs ``argus.runs.batch.run_batch`` (what
 ``argus extract`` runs) over the annotated complaints, one after the other (never two engines at
 once), and every EKG is scored against gold with ``metrics.gold.score_document`` (relaxed tier):
 
 - the sentence design's event heads are trained out of fold: the complaints are split into
   ``--folds`` groups (``argus.designs.sentence.heads.cross_validate``'s folds) and each complaint is run with
   the heads trained on the other groups (C chosen inside the fold);
-- ``floor`` is the no-model yardstick (``argus.floor``); every other row is read against it: mean
+- ``floor`` is the no-model yardstick (``argus.designs.floor``); every other row is read against it: mean
   F1 over complaints with a 95 % bootstrap interval, the paired difference to the floor with a
   95 % paired bootstrap interval, and on how many complaints the row scores at least the floor;
 - seconds per complaint are wall seconds of the row's batch divided by its complaints; tokens per
@@ -93,7 +93,7 @@ def _children(pid: int) -> list[int]:
 
 def run_row(args) -> None:
     """Child: run one row over its complaints, write RESULT.json."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from argus.config import ArgusConfig
 
     spec = json.loads(args.row_spec)
@@ -143,7 +143,7 @@ def run_row(args) -> None:
 
 def _score(out: Path, folder: str) -> dict:
     """One complaint's EKG of a row scored against its gold graph (relaxed and exact tiers)."""
-    from argus.export import load_ekg
+    from argus.output.export import load_ekg
     from metrics.gold import load_gold, score_document
 
     name = Path(folder).name

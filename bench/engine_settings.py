@@ -28,7 +28,7 @@ PROMPT_CHARS = 3000
 CHILD = """
 import json, os, sys, time
 from argus.config import LMSpec
-from argus.lm import build_lm
+from argus.models.lm import build_lm
 threads, calls = int(sys.argv[1]), int(sys.argv[2])
 lm = build_lm(LMSpec(model="local/smollm2", max_tokens=120, cache=False, n_threads=threads))
 prompt = open(sys.argv[3]).read()[:%d] + "\\n\\nSummarize the facts above in five sentences."

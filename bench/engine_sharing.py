@@ -3,7 +3,7 @@
 Runs the real CLI (``argus extract --design chunked``: every chunk goes to the embedded engine;
 the sentence design calls no model with the embedded engine) in separate processes, each with a
 fresh DSPy cache unless said otherwise and the first ``--max-sentences`` narrative sentences, and samples ``/proc`` every 0.1 s for
-``argus.engine_server`` processes. Phases:
+``argus.models.engine_server`` processes. Phases:
 
 1. **back to back**: complaint A, then complaint B;
 2. **concurrent**: A and B started together; the wall time until both are done, ÷ phase 1;
@@ -46,7 +46,7 @@ def engine_pids() -> set[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if b"argus.engine_server" in argv and state not in ("Z", "X"):
+        if b"argus.models.engine_server" in argv and state not in ("Z", "X"):
             found.add(int(entry.name))
     return found
 

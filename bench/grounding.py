@@ -1,12 +1,12 @@
 """Grounding on the dev complaints with the embedded model: with and without grounded decoding.
 
-For each variant, ``argus.batch.run_batch`` (what ``argus extract`` runs) writes the EKGs of the
+For each variant, ``argus.runs.batch.run_batch`` (what ``argus extract`` runs) writes the EKGs of the
 annotated dev complaints (``us_complaints/dev`` under the shared data root) into
-``OUT/<variant>/`` with a fresh DSPy cache, then each EKG is read back with ``argus.export.load_ekg``
+``OUT/<variant>/`` with a fresh DSPy cache, then each EKG is read back with ``argus.output.export.load_ekg``
 and checked:
 
 - every entity mention and event trigger span slices the original text to its name, alias or
-  trigger (``argus.grounding.span_problems``, the check ``argus validate`` runs; must be empty);
+  trigger (``argus.graph.grounding.span_problems``, the check ``argus validate`` runs; must be empty);
 - written = the entities and events Stage 1 wrote (kept + rejected by grounding); grounded share =
   kept ÷ written (entities, events);
 - kept items per document; rejected items per document (all kinds: entities, events, names,
@@ -34,10 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argus.batch import run_batch  # noqa: E402
+from argus.runs.batch import run_batch  # noqa: E402
 from argus.config import ArgusConfig  # noqa: E402
-from argus.export import load_ekg  # noqa: E402
-from argus.grounding import span_problems  # noqa: E402
+from argus.output.export import load_ekg  # noqa: E402
+from argus.graph.grounding import span_problems  # noqa: E402
 from argus.paths import complaints_dir  # noqa: E402
 from metrics.gold import load_gold, score_document  # noqa: E402
 

@@ -5,7 +5,7 @@ centred; Title Case flush left; numbered ("I. Introduction", "A. ...", "Count I:
 capitals flush left with a stray space inside a word, as PDF extraction prints them ("SUBSTANTIVE
 ALLEGATI ONS") — keeping every character offset, so the gold sentence spans stay valid in all of them.
 
-``--headings`` runs today's heading parser (``argus.preprocess``, read through
+``--headings`` runs today's heading parser (``argus.text.preprocess``, read through
 ``argus.ingest.files.read_text_document`` like any input) on every rendered complaint and prints one
 Markdown row per layout: the gold headings (those printed in that rendering: none without headings),
 the headings predicted in the body (the caption is not scored), and precision and recall of heading
@@ -16,8 +16,8 @@ beside its unchanged gold.json (with ``--headings``: the corpus it scores).
 
 ``--cv`` runs the offline default (``sentence``) and the no-model floor (``floor``) over every layout,
 cross-validated by complaint: the complaints are split into ``--folds`` groups (the event heads'
-folds) and each complaint, in every layout, is extracted by ``argus.batch.run_batch`` (what ``argus
-extract`` runs) with a fact head (``argus.fact_eval.train_context_head``) and event heads
+folds) and each complaint, in every layout, is extracted by ``argus.runs.batch.run_batch`` (what ``argus
+extract`` runs) with a fact head (``argus.gate.fact_eval.train_context_head``) and event heads
 (``argus.designs.sentence.heads.train_event_heads``) trained on the other groups as filed, C chosen inside the
 fold. Each EKG is scored against gold (``metrics.gold.score_document``: fact F1 over the whole
 complaint, relaxed event and entity F1). One Markdown row per method and layout: mean F1 with a
@@ -62,10 +62,10 @@ CV_METRICS = ("fact_f1", "events_f1", "entities_f1")
 
 def fold_models(folders: list[Path], k: int, out: Path, unknown: str = "companion") -> dict[str, dict]:
     """Complaint name → the configuration overrides of its fold: a fact head (reading unheaded
-    text by ``unknown``, see ``argus.fact_eval.UNKNOWN_SECTION_STRATEGIES``) and event heads trained
+    text by ``unknown``, see ``argus.gate.fact_eval.UNKNOWN_SECTION_STRATEGIES``) and event heads trained
     as filed on the complaints of the other folds."""
     from argus.designs.sentence.heads import _folds, labeled_complaints, train_event_heads
-    from argus.fact_eval import labeled_documents, train_context_head
+    from argus.gate.fact_eval import labeled_documents, train_context_head
 
     facts = {d.doc_id: d for d in labeled_documents()}
     events = labeled_complaints(folders)
@@ -84,7 +84,7 @@ def fold_models(folders: list[Path], k: int, out: Path, unknown: str = "companio
 
 def run_cell(spec: dict) -> None:
     """Child process: one method over one layout's complaints, fold by fold; writes RESULT.json."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from designs import _score
     from rich.console import Console
 
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("out/bench-layouts"))
     ap.add_argument("--baseline", type=Path, help="--cv: pair with the as-filed rows of this results.json")
     ap.add_argument("--unknown-sections", default="companion", choices=("companion", "dropout", "none"),
-                    help="--cv: how the fold fact heads read text under no heading (argus.fact_eval)")
+                    help="--cv: how the fold fact heads read text under no heading (argus.gate.fact_eval)")
     ap.add_argument("--table", type=Path, help="print the --cv table of this results.json and stop")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.headings:
         rows = layout_heading_scores(folders, layouts, out_root=args.render)
-        print(f"Heading detection by argus.preprocess, {len(folders)} complaints ({args.split})\n")
+        print(f"Heading detection by argus.text.preprocess, {len(folders)} complaints ({args.split})\n")
         print(markdown_table(rows))
     else:
         written = render_corpus(folders, args.render, layouts)

@@ -5,7 +5,7 @@ Each run is a fresh Python process, as a user's first call is:
 - ``in-process``: the engine as it ran before it moved out of process — ``llama_cpp.Llama`` loads
   the GGUF in this process (same context size and threads), then one chat completion of one
   token;
-- ``managed server``: ``argus.lm.build_lm(local/smollm2)``, whose first call starts the managed
+- ``managed server``: ``argus.models.lm.build_lm(local/smollm2)``, whose first call starts the managed
   ``llama_cpp.server`` process, waits for its health check and sends the same one-token
   completion through litellm.
 
@@ -29,7 +29,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 IN_PROCESS = """
 import json, os, time
 import dspy, litellm  # common imports, not timed
-from argus.lm import embedded_gguf_path
+from argus.models.lm import embedded_gguf_path
 path = str(embedded_gguf_path())
 messages = [{"role": "user", "content": "Say hi"}]
 t0 = time.perf_counter()
@@ -47,7 +47,7 @@ MANAGED = """
 import json, time
 import dspy, litellm  # common imports, not timed
 from argus.config import LMSpec
-from argus.lm import build_lm
+from argus.models.lm import build_lm
 t0 = time.perf_counter()
 lm = build_lm(LMSpec(model="local/smollm2", max_tokens=1, cache=False))
 lm("Say hi")

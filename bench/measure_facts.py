@@ -20,10 +20,10 @@ import json
 import time
 
 from argus.config import ArgusConfig
-from argus.documents import RawDocument
-from argus.fact_eval import gold_label_map
-from argus.facts import fact_metrics
-from argus.ledger import CostLedger
+from argus.text.documents import RawDocument
+from argus.gate.fact_eval import gold_label_map
+from argus.gate.facts import fact_metrics
+from argus.models.ledger import CostLedger
 from argus.paths import complaints_dir
 from argus.pipeline import ArgusPipeline, DocumentRun
 

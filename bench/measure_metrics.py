@@ -81,7 +81,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=50)
     args = ap.parse_args()
 
-    from argus.schema import EventGraph
+    from argus.graph.schema import EventGraph
     from metrics.structural import structural_score
 
     graph, sentences = big_graph(args.events)

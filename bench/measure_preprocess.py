@@ -14,9 +14,9 @@ import argparse
 import json
 import time
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument
 from argus.paths import complaints_dir
-from argus.preprocess import SEGMENTERS, preprocess
+from argus.text.preprocess import SEGMENTERS, preprocess
 from metrics.base import precision_recall_f1
 
 

@@ -1,13 +1,13 @@
 """The three routes of a complaint into a graph, side by side on the 18 annotated complaints: the text file,
 the text-layer PDF and the scan (``bench/make_pdfs.py`` makes the PDFs).
 
-Each route runs the real ``argus extract`` path (``argus.batch.run_batch``: reading, OCR of the scans page by
+Each route runs the real ``argus extract`` path (``argus.runs.batch.run_batch``: reading, OCR of the scans page by
 page in parallel, preprocessing, the fact gate, the method) into its own folder, and each EKG is scored against
 gold with ``metrics.gold.score_document`` (relaxed tier; mean over complaints), its sentence spans first
 moved into ``complaint.txt``'s offsets (gold's) by a character alignment of the two texts. Also: the character error
 rate of the text each route gives (the EKG's ``text``) against ``complaint.txt`` (Levenshtein distance over
 source length, spaces and tabs in runs made one, blank lines dropped); the seconds per page the batch
-spent reading its inputs (``argus.batch.pending_sources``: the PDF's text layer, OCR of the scans), with
+spent reading its inputs (``argus.runs.batch.pending_sources``: the PDF's text layer, OCR of the scans), with
 the extra over the text route, and the whole run's seconds per page (the rest of the run is the same
 work on the same or nearly the same text; the embedding cache the routes share makes later routes'
 runs faster, so compare reading, not run, seconds).
@@ -59,9 +59,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from rich.console import Console
 
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from argus.config import ArgusConfig
-    from argus.export import load_ekg
+    from argus.output.export import load_ekg
     from argus.pipeline import ArgusPipeline
     from metrics.gold import load_gold, score_document
 
@@ -82,10 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(args.out / "cache")}))
     pipe.extract_floor(folders[0] / "complaint.txt")  # models loaded before any route is timed
     quiet = Console(stderr=True, quiet=True)
-    import argus.batch
+    import argus.runs.batch
 
-    reading = []  # seconds run_batch spent reading its inputs (argus.batch.pending_sources: OCR included)
-    pending = argus.batch.pending_sources
+    reading = []  # seconds run_batch spent reading its inputs (argus.runs.batch.pending_sources: OCR included)
+    pending = argus.runs.batch.pending_sources
 
     def timed_pending(*a, **kw):
         t = time.perf_counter()
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             reading.append(time.perf_counter() - t)
 
-    argus.batch.pending_sources = timed_pending
+    argus.runs.batch.pending_sources = timed_pending
     rows = {}
     for route, inputs in routes.items():
         out = args.out / re.sub(r"[^a-z]+", "-", route.lower())

@@ -37,7 +37,7 @@ def ekg_files(run: Path) -> list[Path]:
 
 def score_run(run: Path, golds: dict[str, Path]) -> dict[str, dict[str, float]]:
     """doc_id → metric → score, for the run's EKGs that have a gold graph."""
-    from argus.export import load_ekg
+    from argus.output.export import load_ekg
     from metrics.gold import load_gold, score_document
 
     out = {}

@@ -1,7 +1,7 @@
 """Does a model's choice program beat the event heads on the sentences the heads are unsure of? At which τ?
 
 For each complaint of ``--split`` (default dev: the shipped heads were trained on the train split),
-``argus.batch.run_batch`` writes two EKGs of the sentence design (Stage 2 off, so only the events
+``argus.runs.batch.run_batch`` writes two EKGs of the sentence design (Stage 2 off, so only the events
 differ): ``heads`` (``sentence.llm: never``) and ``model`` (``sentence.llm: always``, τ = 1.0: the
 choice program decides every sentence it answers for; the heads keep the rest). Every event of the
 design has one evidence sentence, so for each τ of ``TAUS`` the graph the design would write at that
@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argus.batch import run_batch  # noqa: E402
+from argus.runs.batch import run_batch  # noqa: E402
 from argus.config import ArgusConfig  # noqa: E402
 from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS  # noqa: E402
 from argus.experiments.stats import paired_bootstrap_ci  # noqa: E402
-from argus.export import load_ekg  # noqa: E402
+from argus.output.export import load_ekg  # noqa: E402
 from argus.io import write_json_atomic  # noqa: E402
 from argus.paths import complaints_dir  # noqa: E402
 from metrics.gold import GraphView, load_gold, match_graphs, to_gold_space  # noqa: E402

@@ -6,7 +6,7 @@ Every stage's LM is ``openai/fake`` at a loopback ``tests.latency_server.Latency
 calls — not a model. The documents are the annotated complaints (``us_complaints/train`` then
 ``dev`` under the shared data root, 18 in all; ``--docs N`` takes the first N).
 
-For each concurrency N, a fresh process (``--one N``) runs ``argus.batch.run_batch(paths, out,
+For each concurrency N, a fresh process (``--one N``) runs ``argus.runs.batch.run_batch(paths, out,
 config, concurrency=N)`` into a fresh output folder (``--via cli``: ``argus extract DOCS --out DIR
 --config CFG --concurrency N`` in a further process). The fact classifier and the sentence encoder
 are loaded, and one LM call is made (litellm's lazy imports and HTTP client), before the clock
@@ -72,7 +72,7 @@ if str(PROJECT) not in sys.path:
 
 def annotated_documents(limit: int | None = None) -> list[Path]:
     """``complaint.txt`` of the annotated complaints, train then dev (each split in name order)."""
-    from argus.evaluation import find_gold_documents
+    from argus.runs.evaluation import find_gold_documents
     from argus.paths import complaints_dir
 
     splits = [complaints_dir(s) for s in ("train", "dev") if complaints_dir(s).is_dir()]
@@ -225,8 +225,8 @@ def run_one(args) -> dict:
     else:
         from rich.console import Console
 
-        from argus.batch import run_batch
-        from argus.embeddings import load_encoder
+        from argus.runs.batch import run_batch
+        from argus.models.embeddings import load_encoder
         from argus.pipeline import ArgusPipeline
 
         t0 = time.perf_counter()

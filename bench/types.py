@@ -66,7 +66,7 @@ def main() -> None:
 
     from argus.designs.sentence import heads as H
     from argus.designs.sentence.types import fit_part, lexicon_type
-    from argus.embeddings import encode
+    from argus.models.embeddings import encode
     from argus.experiments.stats import paired_bootstrap_ci
     from optimizers.frontier.pareto import bootstrap_ci
 

@@ -49,7 +49,7 @@ def prediction_outputs(pred: Any) -> dict:
     """The output fields of a prediction: a ``dspy.Prediction``, a dict, or an ``Attempted``."""
     if pred is None:
         return {}
-    if hasattr(pred, "graph") and hasattr(pred, "chunk_id"):  # argus.schema.MiniGraph (the pipeline's chunk output)
+    if hasattr(pred, "graph") and hasattr(pred, "chunk_id"):  # argus.graph.schema.MiniGraph (the pipeline's chunk output)
         out = {k: list(getattr(pred.graph, k)) for k in ("entities", "events", "temporal_edges", "causal_edges")}
         return {**out, "rejected": list(pred.rejected), "ungrounded": list(pred.ungrounded)}
     if hasattr(pred, "outputs") and hasattr(pred, "attempts"):  # programs.common.Attempted
@@ -138,7 +138,7 @@ class GraphMetric:
         notes = list(structural.notes)
         sentences = _get(gold, "sentences")
         if self.judge is not None and sentences and self.weights.get("judge", 0) > 0:
-            from argus.schema import EventGraph
+            from argus.graph.schema import EventGraph
 
             try:
                 graph = EventGraph.model_validate(_as_plain(outputs))
@@ -201,7 +201,7 @@ def fact_fallback_metric(gold, pred, trace=None, pred_name=None, pred_trace=None
 
 def chunk_plan_result(plan: list[list[str]], ids: list[str], max_sentences: int) -> MetricResult:
     """Chunk plan validity: 1 − (problems ÷ checks) over coverage, order and size; problems named."""
-    from argus.chunking import chunk_plan_errors
+    from argus.designs.chunking import chunk_plan_errors
 
     errors = chunk_plan_errors(plan, ids, max_sentences)
     checks = max(1, len(plan) + 2)
@@ -240,7 +240,7 @@ def resolver_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
 
 def qa_metric(gold, pred, trace=None, pred_name=None, pred_trace=None):
     """GEPA metric for the QA program: token F1 of the answer against ``gold_answer``."""
-    from argus.answers import token_f1
+    from argus.text.answers import token_f1
 
     answer = str(prediction_outputs(pred).get("answer") or "")
     reference = str(_get(gold, "gold_answer", ""))

@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from argus.documents import labeled_sentences
+from argus.text.documents import labeled_sentences
 from argus.errors import InputError
 from argus.io import atomic_open
-from argus.schema import DocumentEKG
+from argus.graph.schema import DocumentEKG
 from metrics.agreement import fleiss_kappa, gwet_ac1, krippendorff_alpha, percent_agreement
 
 LABELS: tuple[str, ...] = ("Aligned", "Partially Aligned", "Misaligned")

@@ -21,8 +21,8 @@ from typing import Any, Iterable
 
 import dspy
 
-from argus.documents import labeled_sentences
-from argus.ledger import CostLedger, ledger_context
+from argus.text.documents import labeled_sentences
+from argus.models.ledger import CostLedger, ledger_context
 from metrics.base import Defect, MetricResult
 from programs.judge import (
     JUDGE_CRITERIA,
@@ -66,13 +66,13 @@ class Judge:
 
     @classmethod
     def from_spec(cls, spec, name: str = "", ledger: CostLedger | None = None) -> "Judge":
-        from argus.lm import build_lm
+        from argus.models.lm import build_lm
 
         return cls(lm=build_lm(spec), name=name or spec.model, ledger=ledger)
 
     @contextlib.contextmanager
     def _calling(self, doc_id: str | None, program: str):
-        from argus.lm import SchemaJSONAdapter
+        from argus.models.lm import SchemaJSONAdapter
 
         with dspy.context(lm=self.lm, adapter=SchemaJSONAdapter()), ledger_context(
             self.ledger, doc_id=doc_id, stage="judge", program=program

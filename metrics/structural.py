@@ -7,7 +7,7 @@ component           definition                                                  
 ==================  =========================================================================  =======
 ``schema``          share of items (entities, events, edges) that validate against the schema   0.10
 ``grounding``       share of the entities and events a stage wrote whose name (or an alias) /   0.10
-                    trigger was found in the text (``argus.grounding``): the ones grounding
+                    trigger was found in the text (``argus.graph.grounding``): the ones grounding
                     took out (``rejected``) and the ones kept flagged (``grounded: false``)
                     count against it; 1 where nothing says what was rejected
 ``references``      share of reference checks that pass: ids unique, participants name an       0.20
@@ -52,8 +52,8 @@ from typing import Any, Iterable
 import networkx as nx
 import pydantic
 
-from argus.merge import normalize_verb
-from argus.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge, id_order
+from argus.graph.merge import normalize_verb
+from argus.graph.schema import CausalEdge, DocumentEKG, Entity, Event, TemporalEdge, id_order
 from metrics.base import Defect, MetricResult, weighted_mean
 
 DEFAULT_WEIGHTS: dict[str, float] = {

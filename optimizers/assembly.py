@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from argus.config import LMSpec
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger
+from argus.models.ledger import CostLedger
 from optimizers.budget import SpendBook, StopConditions
 from optimizers.config import CampaignConfig
 from optimizers.evaluation import CandidateEval

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from argus.engine import engine_crashes
+from argus.models.engine import engine_crashes
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger
+from argus.models.ledger import CostLedger
 
 
 

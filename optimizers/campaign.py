@@ -87,10 +87,10 @@ import dspy
 from rich.markup import escape
 
 from argus.config import LMSpec
-from argus.engine import EngineCrashError
+from argus.models.engine import EngineCrashError
 from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger, ledger_context
+from argus.models.ledger import CostLedger, ledger_context
 from optimizers.assembly import FrontierAssembly, model_name
 from optimizers.budget import SpendBook
 from optimizers.config import CampaignConfig
@@ -142,7 +142,7 @@ class Campaign:
         self.compiled_dir = Path(compiled_root) / config.name
         self.console = console or Console(stderr=True)
         if lm_builder is None:
-            from argus.lm import build_lm
+            from argus.models.lm import build_lm
 
             lm_builder = build_lm
         self.lm_builder = lm_builder
@@ -163,7 +163,7 @@ class Campaign:
         frontier; what this worker spent and found."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from argus.lm import SchemaJSONAdapter
+        from argus.models.lm import SchemaJSONAdapter
         from argus.pipeline import configure_cache
 
         cfg, scheduler = self.config, self.scheduler

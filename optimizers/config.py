@@ -195,7 +195,7 @@ class CampaignConfig(_Strict):
             raise ConfigError(f"campaign file {path}: {exc}") from exc
 
     def model_uses(self) -> list[tuple[str, LMSpec]]:
-        """Every model a trial may call, with what uses it (``argus.preflight``): each task model in every stage
+        """Every model a trial may call, with what uses it (``argus.models.preflight``): each task model in every stage
         a member fixes (Stage 2 its own models when the space lists them), the QA program's model when it evolves,
         the reflection models and, when the metric weighs a judge, the judge models."""
         from argus.config import ArgusConfig

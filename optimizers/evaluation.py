@@ -8,7 +8,7 @@ verification come from the same code path. The metric's judge calls happen under
 ledger context (optimization spend), never in the document's ledger (the member's cost).
 
 Documents (and an auxiliary program's examples) are evaluated ``num_threads`` at once
-(``argus.concurrency.ordered_map``): each in a copy of the caller's ``contextvars`` context, so every call is booked
+(``argus.models.concurrency.ordered_map``): each in a copy of the caller's ``contextvars`` context, so every call is booked
 where a sequential run books it, and gathered by index, so results — and the order of the calls in
 the ledger — are those of a sequential run given the same answers.
 """
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from argus.concurrency import ordered_map
-from argus.engine import EngineCrashError
+from argus.models.concurrency import ordered_map
+from argus.models.engine import EngineCrashError
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger, ledger_context
+from argus.models.ledger import CostLedger, ledger_context
 from metrics.quality import DocumentQuality, cost_of
 from optimizers.frontier.pricing import usd_of
 
@@ -113,7 +113,7 @@ def _carrying_executor():
     class ContextCarryingExecutor(ParallelExecutor):
         """DSPy's ``ParallelExecutor`` whose tasks run in a copy of the submitting thread's ``contextvars``
         context (DSPy copies only its own settings into its worker threads, so the ledger attribution of
-        ``argus.ledger.ledger_context`` would be lost and the calls not booked), with DSPy's own settings
+        ``argus.models.ledger.ledger_context`` would be lost and the calls not booked), with DSPy's own settings
         and call id as DSPy sets them in the worker. It never resubmits a straggler (DSPy runs a task
         again after 120 s by default, which would make — and book — its LM calls twice)."""
 

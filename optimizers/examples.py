@@ -22,11 +22,11 @@ from pathlib import Path
 
 import dspy
 
-from argus.chunking import window_chunks
-from argus.documents import Document, Section, Sentence
-from argus.merge import event_description
+from argus.designs.chunking import window_chunks
+from argus.text.documents import Document, Section, Sentence
+from argus.graph.merge import event_description
 from argus.paths import complaints_dir
-from argus.schema import Chunk, id_order
+from argus.graph.schema import Chunk, id_order
 
 def _doc_dirs(split: str, root: Path | None = None) -> list[Path]:
     base = (root / split) if root else complaints_dir(split)
@@ -69,7 +69,7 @@ def gold_document(gold: dict, text: str | None = None) -> Document:
     ``text`` (default ``gold["_text"]``, the complaint as filed) is what the gold spans index, so
     grounding aligns to the filing. Without it the text is the sentences joined by newlines and
     every span is taken where its sentence stands in that text."""
-    from argus.caption import read_caption
+    from argus.text.caption import read_caption
 
     text = text if text is not None else gold.get("_text")
     joined = text is None
@@ -252,7 +252,7 @@ def fact_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, i
 
 
 def _describe_gold(ev: dict, names: dict[str, str], text: dict[str, str], evidence: list[str]) -> str:
-    """The resolver's view of a gold event, through the rule deployment uses (``argus.merge.event_description``)."""
+    """The resolver's view of a gold event, through the rule deployment uses (``argus.graph.merge.event_description``)."""
     return event_description(ev["type"], ev["verb"], ev["trigger"],
                              [(names.get(p["entity"], p["entity"]), p["role"]) for p in ev["participants"]],
                              ev["time"].get("value") or ev["time"]["kind"], [(s, text.get(s, "")) for s in evidence])
@@ -301,7 +301,7 @@ def qa_examples(split: str, *, docs: int | None = None, doc_offset: int = 0, ids
                 max_context_words: int = 600) -> list[dspy.Example]:
     """QA examples: FAQ questions with the linearized gold EKG as context (the EKG-only condition of
     ``argus experiment qa``, capped at ``max_context_words``) and the gold answer."""
-    from argus.linearize import fit_ekg, linearize_graph, load_qa_documents
+    from argus.graph.linearize import fit_ekg, linearize_graph, load_qa_documents
 
     out: list[dspy.Example] = []
     documents = select_docs(load_qa_documents(split, "gold"), docs=docs, doc_offset=doc_offset, ids=ids,

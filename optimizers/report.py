@@ -9,19 +9,19 @@ is inlined into the page, so the report works offline (and the file is that much
 point shows the member, its quality interval, its cost per document and per stage and the programs it
 changed against the seed; clicking a member opens its prompt diff (a ``<details>``) and marks its
 lineage entry (``argus/resources/web/report.js``). The figure travels as JSON in a ``<script
-type="application/json">`` block (``argus.pages.json_script``: ``<``, ``>`` and ``&`` written as JSON
+type="application/json">`` block (``argus.output.pages.json_script``: ``<``, ``>`` and ``&`` written as JSON
 escapes), never pasted into code; the hover texts in it are HTML-escaped once more, since Plotly reads
 a few tags in them. Without JavaScript the page shows the same plot as a PNG (``<noscript>``). The other
 plots are base64 PNGs (matplotlib's Agg canvas, no pyplot state).
 
-Like every page of ``argus.pages``, the report carries a Content-Security-Policy: its two scripts (plotly.js
+Like every page of ``argus.output.pages``, the report carries a Content-Security-Policy: its two scripts (plotly.js
 and report.js) run by hash and nothing else does; the style elements plotly.js appends are allowed by hash
 as well (:func:`plotly_style_sources`), and so is the one style attribute it writes, a hover label's bold
 (:data:`PLOTLY_STYLE_ATTRIBUTES`): neither ``'unsafe-inline'`` nor ``'unsafe-eval'`` is needed.
 
 The page is the template ``argus/resources/templates/report.html.j2`` (it extends the layout the
 ``argus view`` pages share, and inlines ``argus/resources/web/report.css`` and ``report.js``), rendered
-by ``argus.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
+by ``argus.output.pages.render_page`` with autoescape on; this module gathers what it shows and draws the plots.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from argus.io import write_text_atomic
-from argus.pages import escape, hash_source, json_script, money, render_page
+from argus.output.pages import escape, hash_source, json_script, money, render_page
 from optimizers.frontier import CandidateRow, Frontier, MemberManifest
 
 TIE_EPS = 1e-9
@@ -222,7 +222,7 @@ _BUNDLE_STYLE = re.compile(r"""document\.createElement\("style"\);?[^;]{0,300}?\
 @functools.cache
 def plotly_style_sources() -> tuple[str, ...]:
     """The style elements plotly.js adds to a page, as the report's Content-Security-Policy allows them: by
-    the SHA-256 of their text, as the page's own (``argus.pages.content_security_policy``).
+    the SHA-256 of their text, as the page's own (``argus.output.pages.content_security_policy``).
 
     plotly.js writes its style rules (modebar, cursors, hover) into an empty ``<style>`` it appends and fills
     with ``insertRule``, which the policy does not check: the hash of the empty text allows that element. The

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from argus.errors import ConfigError, InputError
 from argus.io import write_json_atomic
-from argus.ledger import CostLedger
+from argus.models.ledger import CostLedger
 from optimizers.budget import SpendBook, StopConditions, merge_spend
 from optimizers.config import ROUTING_KEYS, CampaignConfig
 from optimizers.evaluation import CandidateEval

@@ -18,10 +18,10 @@ from typing import Any, Callable
 
 import dspy
 
-from argus.concurrency import watching_outages
+from argus.models.concurrency import watching_outages
 from argus.config import LMSpec
 from argus.io import append_jsonl_line
-from argus.ledger import CostLedger, ledger_context
+from argus.models.ledger import CostLedger, ledger_context
 from optimizers.budget import SpendBook, StopConditions
 from optimizers.config import AUX_PROGRAMS, CampaignConfig
 from optimizers.evaluation import CandidateEval, evaluate_examples

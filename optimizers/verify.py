@@ -158,7 +158,7 @@ def _judge(member, pipeline, lm_builder=None):
     if not model or (metric.get("weights") or {}).get("judge", 0) <= 0:
         return None
     from argus.config import merged_spec
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
     from metrics.judge import Judge
 
     spec = merged_spec(pipeline.config.lm.for_stage("judge"), {"model": model}, "judge")

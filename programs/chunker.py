@@ -5,8 +5,8 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from argus.documents import labeled_sentences
-from argus.schema import SentenceId
+from argus.text.documents import labeled_sentences
+from argus.graph.schema import SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 
@@ -37,7 +37,7 @@ class SemanticChunker(dspy.Module):
         self.plan = RetryingPredict(PlanChunks, max_retries=max_retries)
 
     def forward(self, sentences: list[tuple[str, str]], max_chunk_sentences: int) -> Attempted:
-        from argus.chunking import chunk_plan_errors
+        from argus.designs.chunking import chunk_plan_errors
 
         ids = [sid for sid, _ in sentences]
 

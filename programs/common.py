@@ -110,7 +110,7 @@ class RetryingPredict(dspy.Module):
         """
         from dspy.utils.exceptions import AdapterParseError
 
-        from argus.lm import CHOICES_KEY
+        from argus.models.lm import CHOICES_KEY
 
         config = {CHOICES_KEY: choices} if choices else {}
         signature = self.predict.signature

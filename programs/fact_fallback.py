@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import dspy
 
-from argus.documents import labeled_sentences
-from argus.schema import SentenceId
+from argus.text.documents import labeled_sentences
+from argus.graph.schema import SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 

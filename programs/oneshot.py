@@ -13,7 +13,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict
 
-from argus.schema import Entity, Event, EventId, SentenceId
+from argus.graph.schema import Entity, Event, EventId, SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 
@@ -55,7 +55,7 @@ class OneShotExtractor(dspy.Module):
         self.extract = RetryingPredict(ExtractDocumentGraph, max_retries=max_retries)
 
     def forward(self, facts_text: str, sentence_ids: list[str]) -> Attempted:
-        from argus.validation import stage1_errors, stage2_errors
+        from argus.graph.validation import stage1_errors, stage2_errors
 
         allowed = set(sentence_ids)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from argus.schema import EventTime, EventType, Participant, SentenceId
+from argus.graph.schema import EventTime, EventType, Participant, SentenceId
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 
@@ -63,7 +63,7 @@ class SentenceEventChooser(dspy.Module):
                 words: dict[str, list[str]] | None = None) -> Attempted:
         """``sentences``: (id, text); ``entities``: (id, name, role); ``words``: per sentence id, the
         word runs its trigger may be (grounded decoding offers their union to grammar engines)."""
-        from argus.documents import labeled_sentences
+        from argus.text.documents import labeled_sentences
 
         ids = [sid for sid, _ in sentences]
         allowed = set(ids)

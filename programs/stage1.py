@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from argus.schema import Entity, Event
+from argus.graph.schema import Entity, Event
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 
@@ -44,7 +44,7 @@ class Stage1Extractor(dspy.Module):
                 phrases: list[str] | None = None, known_entities: str = "") -> Attempted:
         """``phrases`` (grounded decoding): the only values grammar-constrained models may write as
         entity names, aliases and event triggers (word runs of the chunk)."""
-        from argus.validation import stage1_errors
+        from argus.graph.validation import stage1_errors
 
         allowed = set(sentence_ids)
         choices = {"evidence": list(sentence_ids)}

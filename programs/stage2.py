@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from argus.schema import CausalEdge, TemporalEdge
+from argus.graph.schema import CausalEdge, TemporalEdge
 from programs.common import FEEDBACK_DESC, Attempted, RetryingPredict
 
 
@@ -34,7 +34,7 @@ class Stage2Extractor(dspy.Module):
         self.relate = RetryingPredict(ExtractRelations, max_retries=max_retries)
 
     def forward(self, chunk_text: str, stage1_json: str, sentence_ids: list[str], event_ids: list[str]) -> Attempted:
-        from argus.validation import stage2_errors
+        from argus.graph.validation import stage2_errors
 
         allowed, events = set(sentence_ids), set(event_ids)
         return self.relate(

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from argus.engine import ManagedServer
+from argus.models.engine import ManagedServer
 
 
 def engine_processes(registry_dir: str | Path | None = None) -> list[int]:
-    """Live (non-zombie) ``argus.engine_server`` processes, optionally only those of one registry folder."""
+    """Live (non-zombie) ``argus.models.engine_server`` processes, optionally only those of one registry folder."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -23,7 +23,7 @@ def engine_processes(registry_dir: str | Path | None = None) -> list[int]:
             state = next((line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), "")
         except OSError:
             continue
-        if b"argus.engine_server" not in argv or "zombie" in state:
+        if b"argus.models.engine_server" not in argv or "zombie" in state:
             continue
         if registry_dir is not None:
             try:
@@ -37,8 +37,7 @@ def engine_processes(registry_dir: str | Path | None = None) -> list[int]:
 
 def known_engine_pids() -> list[int]:
     """Pids of the engines this process's servers last used."""
-    from argus import engine
-
+    from argus.models import engine
     with engine._SERVERS_LOCK:
         return [s.pid for s in engine._SERVERS.values() if s.pid is not None]
 

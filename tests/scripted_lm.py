@@ -1,6 +1,6 @@
 """A deterministic scripted LM for unit tests (a test double, never used by the product).
 
-It plugs into ``argus.lm.MeteredLM`` as a DSPy engine, reads which program is calling from the
+It plugs into ``argus.models.lm.MeteredLM`` as a DSPy engine, reads which program is calling from the
 output fields named in the system prompt, reads the inputs from the ``[[ ## field ## ]]`` blocks,
 and answers with plausible, schema-valid JSON derived from the input text: one event per labeled
 sentence, a BEFORE edge between consecutive events, a CAUSES edge where a sentence says
@@ -206,7 +206,7 @@ def _sentences(text: str) -> list[tuple[str, str]]:
 def scripted_lm(engine: EngineDouble | None = None, model: str = "scripted/test", **overrides):
     """A MeteredLM driven by ``engine`` (default: the scripted engine; cache off, so every call is
     counted; ``overrides`` replace the LM settings, e.g. ``cache=True``)."""
-    from argus.lm import MeteredLM
+    from argus.models.lm import MeteredLM
 
     engine = engine or ScriptedEngine()
 

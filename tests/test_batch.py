@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from argus.batch import run_batch
+from argus.runs.batch import run_batch
 from argus.cli import app
 from tests.conftest import DEMO
 
@@ -109,7 +109,7 @@ def test_a_document_id_that_is_not_a_file_name_writes_nothing(scripted_pipeline,
     """An EKG whose id would leave the output folder (a library caller's id; the CLI derives ids from file
     names) is refused with an InputError; nothing is written in or beside the folder."""
     from argus.errors import InputError
-    from argus.export import write_ekg
+    from argus.output.export import write_ekg
 
     out = tmp_path / "out"
     run_batch([DEMO], out, pipeline=scripted_pipeline)

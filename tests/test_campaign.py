@@ -352,7 +352,7 @@ def test_frontier_and_report_state_the_outer_search(campaign):
 def test_spend_book_attributes_each_call_once(tmp_path):
     """Phases own the ledger lines they wrote; judge and reflection calls are their own kinds; calls of a
     phase that never finished (a killed process) show as interrupted; every call counts once."""
-    from argus.ledger import CostLedger, LedgerEntry
+    from argus.models.ledger import CostLedger, LedgerEntry
     from optimizers.budget import SpendBook
 
     def entry(stage, cache=False):

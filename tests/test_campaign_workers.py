@@ -4,7 +4,7 @@ several worker processes running one campaign through an Optuna RDB storage (a r
 throwaway database), with the simulated LM of ``tests/test_campaign.py``.
 
 Run as ``python -m tests.test_campaign_workers worker …`` this module is the test-only worker entry: it
-installs the simulated LM as ``argus.lm.build_lm`` and runs ``run_optimize.main`` (``argus optimize``).
+installs the simulated LM as ``argus.models.lm.build_lm`` and runs ``run_optimize.main`` (``argus optimize``).
 """
 
 from __future__ import annotations
@@ -59,11 +59,11 @@ def simulated_builder(threads: list | None = None):
 def worker_main(argv: list[str]) -> int:
     """``worker CAMPAIGN.yaml RUN_ROOT COMPILED STORAGE [READY GO]``: one worker process of a campaign."""
     campaign, run_root, compiled, storage, *barrier = argv
-    import argus.lm
+    import argus.models.lm
 
-    argus.lm.build_lm = simulated_builder()  # the campaign's default builder (``argus optimize`` passes none)
+    argus.models.lm.build_lm = simulated_builder()  # the campaign's default builder (``argus optimize`` passes none)
     import run_optimize
-    from argus.embeddings import load_encoder
+    from argus.models.embeddings import load_encoder
     from optimizers import campaign as _  # noqa: F401 - imported before the start line, as the other worker
 
     load_encoder()

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from argus.caption import read_caption
+from argus.text.caption import read_caption
 from argus.ingest.files import read_text_document
-from argus.preprocess import preprocess
+from argus.text.preprocess import preprocess
 from tests.conftest import _split_dirs
 
 DEMO = "datasets/demo/complaint.txt"
@@ -71,7 +71,7 @@ def test_no_caption_says_so():
 
 
 def test_a_document_without_a_caption_has_none():
-    from argus.documents import RawDocument
+    from argus.text.documents import RawDocument
 
     doc = preprocess(RawDocument(doc_id="x", source="x", text="FACTS\n\n1. She was hired in 2019. She was fired in 2020.\n"))
     assert doc.caption is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from argus.chunking import chunk_plan_errors, repair_chunks, window_chunks
+from argus.designs.chunking import chunk_plan_errors, repair_chunks, window_chunks
 
 
 def _check(chunks, ids, max_sentences, overlap):

@@ -19,7 +19,7 @@ from argus.experiments.clustering import (
     run_clustering,
     silhouette_sweep,
 )
-from argus.schema import EventGraph
+from argus.graph.schema import EventGraph
 
 
 def stub_encoder(texts: list[str]) -> np.ndarray:

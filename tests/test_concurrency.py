@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from argus.batch import run_batch
-from argus.concurrency import (
+from argus.runs.batch import run_batch
+from argus.models.concurrency import (
     ModelLimiter,
     ProviderFault,
     Slots,
@@ -27,7 +27,7 @@ from argus.config import ArgusConfig
 from argus.pipeline import ArgusPipeline
 from tests.scripted_lm import ScriptedEngine, scripted_lm
 
-import litellm  # noqa: E402  (after argus.lm, which keeps litellm's price table local)
+import litellm  # noqa: E402  (after argus.models.lm, which keeps litellm's price table local)
 
 DEMO = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "complaint.txt"
 
@@ -55,7 +55,7 @@ def test_parallel_map_raises_the_error_a_sequential_loop_would():
 
 
 def test_parallel_map_carries_the_callers_context_into_workers():
-    from argus.ledger import CostLedger, current_call_context, ledger_context
+    from argus.models.ledger import CostLedger, current_call_context, ledger_context
 
     ledger = CostLedger()
     with ledger_context(ledger, doc_id="D1", stage="stage1", program="P"):
@@ -142,7 +142,7 @@ def test_faults_are_classified_by_dspys_taxonomy_whoever_raised_them():
     from dspy.utils.exceptions import (LMAuthError, LMBillingError, LMInvalidRequestError, LMRateLimitError,
                                        LMServerError, LMTimeoutError, LMUnexpectedError)
 
-    from argus.concurrency import credentials_fault, lm_fault
+    from argus.models.concurrency import credentials_fault, lm_fault
 
     limited = _rate_limit_error("4")
     fault = lm_fault(limited)
@@ -220,10 +220,10 @@ def test_a_metered_call_waits_out_a_real_429s_retry_after_outside_its_slot(monke
     """Through DSPy's litellm engine against a loopback server that answers the first two requests 429 with
     ``Retry-After: 0.3``: DSPy raises ``LMRateLimitError`` with ``retry_after`` 0.3; argus retries it no
     sooner than that, holding no in-flight place while it waits; the third request is answered."""
-    import argus.concurrency as concurrency
+    import argus.models.concurrency as concurrency
     from dspy.utils.exceptions import LMRateLimitError
 
-    from argus.lm import MeteredLM
+    from argus.models.lm import MeteredLM
     from tests.latency_server import LatencyServer
 
     seen, real_wait = [], concurrency.retry_wait
@@ -335,7 +335,7 @@ def test_a_call_that_keeps_failing_fails_its_document_not_the_batch(tmp_path, mo
                 raise _rate_limit_error("0")
             return super().complete(request)
 
-    monkeypatch.setattr("argus.concurrency.retry_wait", lambda exc, attempt, retries: 0.01)
+    monkeypatch.setattr("argus.models.concurrency.retry_wait", lambda exc, attempt, retries: 0.01)
     engine = FaultyOnDemo()
     pipe = _pipeline(tmp_path, engine, 4)
     report = run_batch([DEMO, dev_dirs[0] / "complaint.txt"], tmp_path / "out", pipeline=pipe, graphml=False)

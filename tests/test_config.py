@@ -9,7 +9,7 @@ import pytest
 
 from argus.config import ArgusConfig
 from argus.errors import ConfigError
-from argus.lm import MeteredLM, build_lm
+from argus.models.lm import MeteredLM, build_lm
 
 INSTALL_DOC = Path(__file__).resolve().parent.parent / "docs" / "install.md"
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from optuna._hypervolume import compute_hypervolume
 
-from argus.preflight import PROVIDER_KEYS, missing_credentials
+from argus.models.preflight import PROVIDER_KEYS, missing_credentials
 from optimizers.frontier.pareto import default_reference, hypervolume
 
 # ----------------------------------------------------------------------------- hypervolume vs Optuna

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import argus.distributed as distributed
-from argus.batch import DocumentResult, run_batch
+import argus.runs.distributed as distributed
+from argus.runs.batch import DocumentResult, run_batch
 from argus.cli import app
 from argus.config import ArgusConfig
-from argus.distributed import PipelineActor, credential_env, run_batch_ray, worker_env
+from argus.runs.distributed import PipelineActor, credential_env, run_batch_ray, worker_env
 from argus.errors import ConfigError
 from tests.latency_server import LatencyServer
 from tests.conftest import DEMO, _split_dirs
@@ -207,7 +207,7 @@ class _CrashingActor(PipelineActor):
         if "crash" in label:
             os._exit(1)
         time.sleep(0.5)  # in flight beside the crashing document when they share an actor
-        from argus.documents import RawDocument
+        from argus.text.documents import RawDocument
 
         doc = RawDocument.model_validate_json(document_json)
         return DocumentResult(index, label, doc.doc_id, None,

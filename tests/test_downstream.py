@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from argus.experiments import qa
-from argus.linearize import QADocument, Sentence, block_of
+from argus.graph.linearize import QADocument, Sentence, block_of
 from tests.conftest import needs_data
 from tests.scripted_lm import HashedEncoder
 

@@ -9,8 +9,8 @@ import pytest
 
 from argus.designs.sentence import causal, temporal
 from argus.designs.sentence.pairs import PairEvent, PairHead, date_order, pair_events
-from argus.floor import floor_edges
-from argus.schema import Event, EventTime, Participant
+from argus.designs.floor import floor_edges
+from argus.graph.schema import Event, EventTime, Participant
 
 
 def _event(eid: str, sid: str, etype: str = "other", trigger: str = "did", date: str | None = None,

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from argus import embeddings
+from argus.models import embeddings
 from tests.conftest import PROJECT
 
 TEXTS = ["Plaintiff was hired as a line supervisor in March 2019.",
@@ -21,7 +21,7 @@ TEXTS = ["Plaintiff was hired as a line supervisor in March 2019.",
 ENCODE = """
 import json, sys
 import numpy as np
-from argus.embeddings import configure_embedding_store, encode
+from argus.models.embeddings import configure_embedding_store, encode
 configure_embedding_store(sys.argv[1])
 vectors = encode(json.loads(sys.argv[2]))
 np.save(sys.argv[3], vectors)

@@ -19,10 +19,10 @@ import dspy
 import pytest
 
 from argus.config import ArgusConfig, LMSpec
-from argus.engine import describe_exit, stop_all
-from argus.ledger import CostLedger, ledger_context
-from argus.lm import build_lm
-from argus.response_cache import PlainResponseCache
+from argus.models.engine import describe_exit, stop_all
+from argus.models.ledger import CostLedger, ledger_context
+from argus.models.lm import build_lm
+from argus.models.response_cache import PlainResponseCache
 from tests.conftest import PROJECT, needs_data
 from tests.engine_tools import EngineKiller, engine_processes, known_engine_pids, wait_gone
 
@@ -78,7 +78,7 @@ def _config(tmp_path: Path, concurrency: int = 1) -> ArgusConfig:
 def test_concurrent_documents_queue_for_the_engine_and_get_the_sequential_graphs(tmp_path):
     """Two documents at 4 calls in flight: the engine (one completion at a time) is never sent two,
     never restarts, and every graph is the one a sequential run writes."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from argus.pipeline import ArgusPipeline
 
     docs = _complaints(tmp_path / "in")[:2]
@@ -125,7 +125,7 @@ def _no_engine_left(monkeypatch, _engines):
 
 def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
     """SIGKILL during document 2's first call: the engine restarts, the call is retried, all 3 are written."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from argus.pipeline import ArgusPipeline
 
     docs = _complaints(tmp_path / "in")
@@ -152,7 +152,7 @@ def test_a_batch_survives_an_engine_killed_mid_call(tmp_path):
 
 def test_an_engine_that_dies_again_fails_only_its_document(tmp_path):
     """Killed on the call and again on its retry: document 2 is recorded as failed, 1 and 3 are written."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
     from argus.pipeline import ArgusPipeline
 
     docs = _complaints(tmp_path / "in")
@@ -206,7 +206,7 @@ def test_no_engine_outlives_its_last_client(ending, tmp_path):
         # as in a terminal: a process started in the background by a script inherits SIGINT ignored
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from argus.config import LMSpec
-        from argus.lm import build_lm
+        from argus.models.lm import build_lm
         lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
         lm("Say hi")
         print(lm.server.pid, lm.server.registry.key, flush=True)
@@ -243,7 +243,7 @@ def test_no_engine_outlives_its_last_client(ending, tmp_path):
 
 def test_local_gguf_paths_share_the_managed_server():
     """``local/<path.gguf>`` is served the same way; one file and setting is one server."""
-    from argus.lm import LocalServerLM, embedded_gguf_path
+    from argus.models.lm import LocalServerLM, embedded_gguf_path
 
     by_name = build_lm(LMSpec(model="local/smollm2"))
     by_path = build_lm(LMSpec(model=f"local/{embedded_gguf_path()}"))
@@ -260,7 +260,7 @@ def test_the_test_run_survives_a_dead_engine(tmp_path):
         import os, signal
         import dspy
         from argus.config import LMSpec
-        from argus.lm import build_lm
+        from argus.models.lm import build_lm
         from tests.engine_tools import EngineKiller
 
         def test_calls_a_segfaulting_engine():
@@ -317,7 +317,7 @@ def test_a_campaign_whose_engine_crashes_stops_cleanly_and_resumes(tmp_path):
     """The engine dies on a call and on its retry after the first candidate was evaluated: the
     campaign stops with the reason (no traceback, nothing scored from the dead engine), and the
     same command resumes it to a frontier without redoing the finished evaluation."""
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
     from optimizers.campaign import Campaign, CampaignConfig
 
     run, compiled = tmp_path / "run", tmp_path / "compiled"

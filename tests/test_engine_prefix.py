@@ -1,12 +1,12 @@
 """The engine reuses the prompt prefix it shares with the previous completion only in whole batches,
-so an answer is bit for bit the answer of evaluating the whole prompt (``argus.engine_server``)."""
+so an answer is bit for bit the answer of evaluating the whole prompt (``argus.models.engine_server``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from argus.engine_server import SavedContext, SavedContexts, reusable_prefix
+from argus.models.engine_server import SavedContext, SavedContexts, reusable_prefix
 
 
 def test_only_whole_batches_of_the_previous_prompt_are_kept():
@@ -72,8 +72,8 @@ def test_a_reused_prefix_gives_the_logits_of_a_whole_evaluation(monkeypatch):
     context of B, keeps the same two batches, and its logits are again those of B2 alone."""
     from llama_cpp import Llama
 
-    from argus import engine_server
-    from argus.lm import embedded_gguf_path
+    from argus.models import engine_server
+    from argus.models.lm import embedded_gguf_path
 
     monkeypatch.setattr(Llama, "generate", Llama.generate)  # restored after the test
     whole = Llama.generate

@@ -1,5 +1,5 @@
 """One engine per model file per machine: the registry (no engine needed) and real processes sharing
-a real engine (SmolLM2-135M GGUF in ``argus.engine_server``), each test with its own registry folder."""
+a real engine (SmolLM2-135M GGUF in ``argus.models.engine_server``), each test with its own registry folder."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from pathlib import Path
 import dspy
 import pytest
 
-from argus.engine_registry import EngineRecord, Registry, compute_turn, engine_key, process_start_time
+from argus.models.engine_registry import EngineRecord, Registry, compute_turn, engine_key, process_start_time
 from tests.conftest import PROJECT
 from tests.engine_tools import engine_processes, wait_gone
 
 CLIENT = textwrap.dedent("""
     import json, sys
     from argus.config import LMSpec
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
     lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
     for line in sys.stdin:          # "call": one completion, report the engine; "exit": leave
         if line.strip() != "call":
@@ -93,7 +93,7 @@ def test_process_start_time_tells_a_zombie_from_a_live_process():
 
 @pytest.fixture
 def engines(tmp_path, monkeypatch):
-    from argus.engine import stop_all
+    from argus.models.engine import stop_all
 
     folder = tmp_path / "engines"
     monkeypatch.setenv("ARGUS_ENGINE_DIR", str(folder))
@@ -170,8 +170,8 @@ def test_an_engine_killed_under_two_clients_is_restarted_once_for_both(engines):
 @pytest.mark.integration
 def test_a_cached_call_starts_no_engine(engines, tmp_path):
     from argus.config import LMSpec
-    from argus.engine import stop_all
-    from argus.lm import build_lm
+    from argus.models.engine import stop_all
+    from argus.models.lm import build_lm
 
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "cache"))
     lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=True))
@@ -189,7 +189,7 @@ def test_a_cached_call_starts_no_engine(engines, tmp_path):
 def test_the_engine_computes_only_in_its_turn(engines):
     """While the machine-wide compute lock is held elsewhere (another engine computing), a completion waits."""
     from argus.config import LMSpec
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
 
     lm = build_lm(LMSpec(model="local/smollm2", max_tokens=8, cache=False))
     lm("Say hi")  # started and warm

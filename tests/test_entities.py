@@ -34,8 +34,8 @@ def _names(entities) -> set[str]:
 
 
 def test_a_parties_paragraph_gives_defendants_their_role_without_any_heading():
-    from argus.documents import RawDocument
-    from argus.grounding import span_problems
+    from argus.text.documents import RawDocument
+    from argus.graph.grounding import span_problems
     from argus.pipeline import ArgusPipeline
 
     ekg = ArgusPipeline().extract(RawDocument(doc_id="no-headings", source="test", text=NO_HEADINGS))
@@ -112,7 +112,7 @@ FACTS
 
 
 def test_the_parties_section_names_the_graph_entities_the_facts_shorten_or_never_name(tmp_path):
-    from argus.grounding import span_problems
+    from argus.graph.grounding import span_problems
     from argus.pipeline import ArgusPipeline
 
     path = tmp_path / "complaint.txt"

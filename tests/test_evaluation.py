@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from argus.batch import run_batch
+from argus.runs.batch import run_batch
 from argus.cli import app
 from argus.config import ArgusConfig
-from argus.evaluation import find_gold_documents, run_evaluation
+from argus.runs.evaluation import find_gold_documents, run_evaluation
 from argus.errors import InputError
 from metrics.judge import Judge
 from tests.conftest import needs_data

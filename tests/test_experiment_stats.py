@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap, permutation_test, wilcoxon
 
-from argus.answers import normalize_answer, token_f1
+from argus.text.answers import normalize_answer, token_f1
 from argus.experiments.stats import (
     mcnemar_exact,
     paired_bootstrap_ci,

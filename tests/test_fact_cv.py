@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from argus.config import ArgusConfig
-from argus.fact_eval import cross_validate, expected_calibration_error, labeled_documents, tau_curve
+from argus.gate.fact_eval import cross_validate, expected_calibration_error, labeled_documents, tau_curve
 from argus.pipeline import ArgusPipeline
 from tests.conftest import needs_data
 
@@ -49,7 +49,7 @@ def test_the_gate_calls_a_fallback_only_where_it_was_measured_to_help(tmp_path, 
     # an unmeasured embedded fallback is left out too, and the run says so once
     pipe = _pipeline(tmp_path, {})
     assert pipe.fact_routing()[0] == "classifier"
-    from argus.documents import RawDocument
+    from argus.text.documents import RawDocument
     from tests.conftest import DEMO
 
     doc = pipe.preprocess(RawDocument(doc_id="d", text=DEMO.read_text(), source="demo"))

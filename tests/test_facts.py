@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument
 from argus.errors import ConfigError
-from argus.facts import (
+from argus.gate.facts import (
     EMBEDDED_HEAD,
     SECTION_KINDS,
     ContextHeadFactClassifier,
@@ -20,7 +20,7 @@ from argus.facts import (
     load_fact_classifier,
 )
 from argus.ingest.files import read_text_document
-from argus.preprocess import preprocess
+from argus.text.preprocess import preprocess
 from tests.conftest import DEMO, gold_sentences, needs_data
 
 
@@ -136,7 +136,7 @@ def test_context_head_json_roundtrip(tmp_path):
 
 
 def test_sentences_in_no_known_section_are_read_by_the_section_free_head(tmp_path):
-    from argus.facts import is_citation, narrates_event, without_section
+    from argus.gate.facts import is_citation, narrates_event, without_section
 
     e = 384
     dim = 3 * e + len(SECTION_KINDS) + 2

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from argus.schema import DocumentEKG, EventGraph
+from argus.graph.schema import DocumentEKG, EventGraph
 from metrics.gold import (
     PRF,
     GraphView,
@@ -134,7 +134,7 @@ def test_every_gold_graph_scores_one_against_itself(all_dirs):
 @needs_data
 def test_pipeline_segmentation_aligns_to_gold_sentences(dev_dirs):
     from argus.ingest.files import read_text_document
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
 
     d = dev_dirs[0]
     gold = load_gold(d)

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from argus.errors import InputError
-from argus.export import load_ekg
-from argus.grounding import (
+from argus.output.export import load_ekg
+from argus.graph.grounding import (
     Aligner,
     chunk_phrases,
     ground_items,
     normalize_with_map,
     span_problems,
 )
-from argus.schema import SCHEMA_VERSION, EventGraph, Mention
+from argus.graph.schema import SCHEMA_VERSION, EventGraph, Mention
 from metrics.structural import structural_for_ekg, structural_score
 from tests.conftest import DEMO
 
@@ -152,7 +152,7 @@ def test_chunk_phrases_offer_word_runs_as_written():
 
 
 def test_grounded_decoding_constrains_names_aliases_and_triggers():
-    from argus.lm import signature_output_schema
+    from argus.models.lm import signature_output_schema
     from programs.stage1 import ExtractEntitiesAndEvents
 
     schema = signature_output_schema(ExtractEntitiesAndEvents, None,
@@ -169,7 +169,7 @@ def test_many_choices_become_a_prefix_tree_pattern_the_engine_reads():
 
     from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
-    from argus.lm import ENUM_LIMIT, signature_output_schema
+    from argus.models.lm import ENUM_LIMIT, signature_output_schema
     from programs.stage1 import ExtractEntitiesAndEvents
 
     phrases = chunk_phrases(SENTENCES + ["Under 42 U.S.C. § 2000e-5(f)(3), she filed (on time) a charge? $5 & 10%."])
@@ -209,7 +209,7 @@ def test_pipeline_graphs_carry_spans_that_slice_the_filing(demo_ekg):
 
 
 def test_validate_catches_a_span_that_does_not_slice_its_name(demo_ekg):
-    from argus.contract import contract_problems
+    from argus.output.contract import contract_problems
 
     ekg = demo_ekg.model_copy(deep=True)
     assert contract_problems(ekg) == []
@@ -275,7 +275,7 @@ def test_grounded_decoding_is_on_by_default_for_local_engines_only(tmp_path):
 
 
 def test_stage1_is_offered_the_chunks_word_runs(scripted_pipeline):
-    from argus.schema import Chunk
+    from argus.graph.schema import Chunk
 
     doc = scripted_pipeline.preprocess(scripted_pipeline.read(DEMO))
     seen = {}
@@ -293,7 +293,7 @@ def test_stage1_is_offered_the_chunks_word_runs(scripted_pipeline):
 
 def test_document_grounding_counts_what_each_chunk_wrote(demo_ekg):
     """Merging folds restatements together; the share is over what the chunks' Stage 1 wrote."""
-    from argus.schema import RejectedItem
+    from argus.graph.schema import RejectedItem
 
     ekg = demo_ekg.model_copy(deep=True)
     written = sum(len(mg.graph.entities) + len(mg.graph.events) for mg in ekg.minigraphs)

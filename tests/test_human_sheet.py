@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from argus.errors import InputError
-from argus.schema import DocumentEKG
+from argus.graph.schema import DocumentEKG
 from metrics.human import (
     ERROR_TAGS,
     LABELS,

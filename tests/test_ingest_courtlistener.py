@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import pytest
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument
 from argus.errors import ConfigError, SourceError
 from argus.ingest import courtlistener as cl
 

@@ -65,7 +65,7 @@ def pdfs(tmp_path_factory):
 def test_a_text_layer_pdf_reads_as_its_source_lines_pages_and_hyphens_kept(pdfs):
     from argus.ingest.files import read_document
     from argus.ingest.pdf import sha256_file
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
 
     text, layer, _ = pdfs
     raw = read_document(layer)
@@ -137,7 +137,7 @@ def test_without_tesseract_a_scan_stops_the_command_at_once_writing_nothing(pdfs
 
 
 def test_a_page_that_fails_ocr_fails_its_document_not_the_batch(pdfs, tmp_path, monkeypatch):
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
 
     text, _, scan = pdfs
     broken = tmp_path / "tesseract"

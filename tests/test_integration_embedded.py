@@ -3,7 +3,7 @@
 - A Stage 1 call through litellm's OpenAI-compatible path to a real ``llama_cpp.server`` on
   127.0.0.1 that the test starts itself — the path users take with vLLM / llama.cpp / Ollama servers.
 - The whole pipeline on one dev complaint with ``local/smollm2``, whose managed server
-  (``argus.engine``) is started on first use and reached through that same path.
+  (``argus.models.engine``) is started on first use and reached through that same path.
 
 The model is tiny: these tests check that everything runs, parses, validates and is metered,
 not that the graph is good.
@@ -25,10 +25,10 @@ import jsonschema
 import pytest
 
 from argus.config import ArgusConfig, LMSpec
-from argus.ledger import CostLedger, ledger_context
-from argus.lm import SchemaJSONAdapter, build_lm, embedded_gguf_path
-from argus.response_cache import PlainResponseCache
-from argus.schema import export_json_schema
+from argus.models.ledger import CostLedger, ledger_context
+from argus.models.lm import SchemaJSONAdapter, build_lm, embedded_gguf_path
+from argus.models.response_cache import PlainResponseCache
+from argus.graph.schema import export_json_schema
 from programs import ArgusPrograms
 from tests.conftest import needs_data
 from tests.test_pipeline_scripted import check_contract
@@ -133,7 +133,7 @@ def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
     written = ekg.graph.events + [r for r in ekg.rejected if r.kind == "event"]
     assert written, "the embedded model should write at least one event"
     assert all(r.reason and r.stage == "stage1" for r in ekg.rejected if r.kind in ("entity", "event"))
-    from argus.grounding import span_problems
+    from argus.graph.grounding import span_problems
 
     assert span_problems(ekg) == []
     assert all(e.mentions for e in ekg.graph.entities) and all(ev.trigger_span for ev in ekg.graph.events)
@@ -142,9 +142,9 @@ def test_whole_pipeline_on_a_dev_complaint_with_the_embedded_model(tmp_path):
 def test_grounded_decoding_on_the_embedded_engine_writes_only_words_of_the_chunk(tmp_path):
     """The engine parses the grammar built from a chunk's word runs (quotes, §, parentheses
     included), and every entity name, alias and trigger Stage 1 writes is one of them."""
-    from argus.grounding import chunk_phrases
+    from argus.graph.grounding import chunk_phrases
     from argus.pipeline import ArgusPipeline
-    from argus.schema import Chunk
+    from argus.graph.schema import Chunk
     from tests.conftest import DEMO
 
     pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / "cache"), "extraction.design": "chunked",
@@ -179,7 +179,7 @@ def test_sentence_design_on_the_embedded_engine(tmp_path):
     """The offline default calls no model (the heads decide: the embedded model was measured no better);
     asked to decide every sentence, the embedded engine's choices are words of their sentences and
     entities of the list, and everything kept is grounded."""
-    from argus.grounding import span_problems
+    from argus.graph.grounding import span_problems
     from argus.pipeline import ArgusPipeline
     from tests.conftest import DEMO
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from argus.ledger import CostLedger
-from argus.schema import EventGraph
+from argus.models.ledger import CostLedger
+from argus.graph.schema import EventGraph
 from metrics.gepa import GraphMetric, chunker_metric, fact_fallback_metric
 from metrics.judge import Judge, PairwiseResult, judge_result
 from metrics.quality import DEFAULT_QUALITY_WEIGHTS, quality_score

@@ -106,9 +106,9 @@ def test_answers_are_valid_json_for_the_schema_sent(server, style):
 
 def test_the_pipeline_schemas_get_answers_that_pass_its_checks():
     """Stage 1 / Stage 2 output schemas as argus sends them (with choices): valid, and grounded."""
-    from argus.lm import DEFAULT_GRAMMAR_LIMITS, signature_output_schema
-    from argus.validation import stage1_errors, stage2_errors
-    from argus.schema import Stage1Output, Stage2Output
+    from argus.models.lm import DEFAULT_GRAMMAR_LIMITS, signature_output_schema
+    from argus.graph.validation import stage1_errors, stage2_errors
+    from argus.graph.schema import Stage1Output, Stage2Output
     from programs.stage1 import ExtractEntitiesAndEvents
     from programs.stage2 import ExtractRelations
 
@@ -228,7 +228,7 @@ def test_a_body_that_is_not_json_is_a_400(server):
 
 
 def test_litellm_and_dspy_talk_to_it(server):
-    import argus.lm  # noqa: F401  (litellm's bundled price table, no network)
+    import argus.models.lm  # noqa: F401  (litellm's bundled price table, no network)
     import dspy
     import litellm
 

@@ -12,9 +12,9 @@ import pytest
 from dspy.lm15 import Usage
 
 from argus.io import read_jsonl
-from argus.ledger import CostLedger, LedgerEntry, ledger_context, record_lm_call
-from argus.lm import MeteredLM
-from argus.response_cache import PlainResponseCache
+from argus.models.ledger import CostLedger, LedgerEntry, ledger_context, record_lm_call
+from argus.models.lm import MeteredLM
+from argus.models.response_cache import PlainResponseCache
 from tests.scripted_lm import ScriptedEngine, scripted_lm
 
 

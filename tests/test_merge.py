@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from argus.merge import Resolution, apply_resolutions, merge_minigraphs, normalize_name
-from argus.schema import EventGraph, MiniGraph
+from argus.graph.merge import Resolution, apply_resolutions, merge_minigraphs, normalize_name
+from argus.graph.schema import EventGraph, MiniGraph
 
 
 def ev(i, verb, evidence, participants=(), etype="other", time=None):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 
-from argus.contract import contract_problems
-from argus.export import load_ekg, to_networkx, write_ekg
-from argus.ledger import CostLedger
-from argus.schema import export_json_schema
+from argus.output.contract import contract_problems
+from argus.output.export import load_ekg, to_networkx, write_ekg
+from argus.models.ledger import CostLedger
+from argus.graph.schema import export_json_schema
 from tests.conftest import DEMO, needs_data
 
 SCHEMA = export_json_schema()

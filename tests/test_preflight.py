@@ -19,7 +19,7 @@ import pytest
 
 from argus.config import ArgusConfig, LMSpec
 from argus.errors import ConfigError, CredentialsError, PreflightError
-from argus.preflight import (
+from argus.models.preflight import (
     PROVIDER_KEYS,
     _litellm_missing_credentials,
     check_models,
@@ -75,7 +75,7 @@ def test_the_provider_key_table_agrees_with_litellm(monkeypatch, provider):
 def test_a_table_provider_is_checked_without_importing_litellm():
     """In a fresh process: a missing OpenAI key is found with litellm never imported (its import takes
     seconds); a provider outside the table still gets litellm's answer."""
-    code = ("import sys; from argus.preflight import check_models; from argus.config import LMSpec; "
+    code = ("import sys; from argus.models.preflight import check_models; from argus.config import LMSpec; "
             "print(check_models([('stage1', LMSpec(model='openai/gpt-4o-mini'))])); "
             "print('litellm' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
@@ -271,7 +271,7 @@ class _Refusing(BaseHTTPRequestHandler):
 
 
 def test_a_refused_key_is_a_configuration_error_not_retried():
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -289,7 +289,7 @@ def test_a_refused_key_is_a_configuration_error_not_retried():
 def test_a_missing_openai_key_is_not_a_provider_fault(monkeypatch):
     """litellm answers a call made without OPENAI_API_KEY with an HTTP 500 ("Missing credentials"), which used
     to be retried as a provider fault; it is a configuration error at once."""
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
@@ -305,7 +305,7 @@ def test_a_missing_openai_key_is_not_a_provider_fault(monkeypatch):
 def test_credentials_faults_are_told_from_provider_faults():
     import litellm
 
-    from argus.concurrency import credentials_fault, retryable
+    from argus.models.concurrency import credentials_fault, retryable
 
     auth = litellm.AuthenticationError(message="bad key", llm_provider="anthropic", model="claude")
     assert credentials_fault(auth)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from argus.documents import RawDocument
-from argus.preprocess import SEGMENTERS, heading_kind, heading_strength, is_page_furniture, preprocess
+from argus.text.documents import RawDocument
+from argus.text.preprocess import SEGMENTERS, heading_kind, heading_strength, is_page_furniture, preprocess
 from tests.conftest import DEMO, gold_sentences, load_gold, needs_data
 
 

@@ -8,7 +8,7 @@ import dspy
 import pytest
 from pydantic import BaseModel, Field
 
-from argus.lm import MeteredLM, SchemaJSONAdapter, signature_output_schema
+from argus.models.lm import MeteredLM, SchemaJSONAdapter, signature_output_schema
 from programs import ArgusPrograms
 from programs.common import salvage_outputs
 from programs.stage1 import ExtractEntitiesAndEvents
@@ -94,7 +94,7 @@ def test_long_string_caps_are_left_to_max_tokens():
     """llama.cpp turns maxLength into nested grammar rules and crashes on long ones (seen at 4000)."""
     from dspy.teleprompt.gepa.instruction_proposal import ProposeInstruction
 
-    from argus.lm import MAX_GRAMMAR_STRING, signature_output_schema
+    from argus.models.lm import MAX_GRAMMAR_STRING, signature_output_schema
 
     short = signature_output_schema(ProposeInstruction, {"string": 60})
     assert short["properties"]["new_instruction"]["maxLength"] == 60

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from dspy.lm15 import Message, Response, TextPart, Usage
 
-from argus.answers import token_f1
+from argus.text.answers import token_f1
 from argus.experiments import qa
-from argus.linearize import QADocument, Sentence
+from argus.graph.linearize import QADocument, Sentence
 from argus.paths import complaints_dir
 from tests.scripted_lm import EngineDouble, HashedEncoder, request_inputs, scripted_lm
 
@@ -158,7 +158,7 @@ def test_run_qa_rows_exclusion_and_tables(tmp_path):
                        chunk_sentences=4, n_resamples=200)
     rows = tables["questions"]
     assert len(rows) == 9 and set(rows["condition"]) == set(qa.CONDITIONS)
-    # every LM answer is scored with argus.answers.token_f1 against the gold answer
+    # every LM answer is scored with argus.text.answers.token_f1 against the gold answer
     for _, r in rows[rows["ok"]].iterrows():
         assert r["f1"] == pytest.approx(token_f1(r["answer"], r["gold"]))
     ekg_q1 = rows[(rows.qid == "q1") & (rows.condition == "ekg")].iloc[0]
@@ -227,7 +227,7 @@ def test_real_dev_contexts_and_evidence_recall():
 def test_real_pipeline_graph_folder_matches_by_doc_id(tmp_path, dev_dirs, scripted_pipeline):
     """A folder of pipeline EKGs (real preprocessing and merging, the scripted LM's answers) joins the
     gold QA documents by doc_id; its sentence spans point into the same complaint text."""
-    from argus.batch import run_batch
+    from argus.runs.batch import run_batch
 
     folder = tmp_path / "staged"
     report = run_batch([dev_dirs[0] / "complaint.txt"], folder, pipeline=scripted_pipeline, graphml=False)
@@ -244,21 +244,21 @@ def test_real_pipeline_graph_folder_matches_by_doc_id(tmp_path, dev_dirs, script
 
 
 def test_core_modules_hold_the_one_implementation_and_do_not_import_experiments():
-    """argus.answers / argus.linearize are the single home of token F1 and the EKG linearization; the
+    """argus.text.answers / argus.graph.linearize are the single home of token F1 and the EKG linearization; the
     experiments re-export them, and metrics/optimizers reach them without importing argus.experiments."""
     import subprocess
     from pathlib import Path
     import sys
 
-    import argus.answers
-    import argus.linearize
+    import argus.text.answers
+    import argus.graph.linearize
     from argus.experiments import stats
 
     for name in ("Sentence", "QADocument", "load_qa_documents", "Block", "LinearizedEKG", "linearize_graph", "fit_ekg"):
-        assert getattr(qa, name) is getattr(argus.linearize, name)
-    assert qa.token_f1 is stats.token_f1 is argus.answers.token_f1
-    assert stats.normalize_answer is argus.answers.normalize_answer
-    code = ("import sys, argus.answers, argus.linearize, metrics.gepa, optimizers.examples; "
+        assert getattr(qa, name) is getattr(argus.graph.linearize, name)
+    assert qa.token_f1 is stats.token_f1 is argus.text.answers.token_f1
+    assert stats.normalize_answer is argus.text.answers.normalize_answer
+    code = ("import sys, argus.text.answers, argus.graph.linearize, metrics.gepa, optimizers.examples; "
             "print(sorted(m for m in sys.modules if m.startswith('argus.experiments')))")
     root = Path(__file__).resolve().parents[1]
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)

@@ -13,7 +13,7 @@ OPINION = data_root() / "us_real" / "opinions" / "opinion_fisher_v_ut_austin_201
 
 @pytest.mark.skipif(not OPINION.exists(), reason=f"no opinion at {OPINION} (set ARGUS_DATA_ROOT)")
 def test_a_supreme_court_opinion_yields_the_events_it_narrates_and_its_parties():
-    from argus.batch import summary_row
+    from argus.runs.batch import summary_row
     from argus.pipeline import ArgusPipeline
 
     ekg = ArgusPipeline().extract(str(OPINION))

@@ -1,4 +1,4 @@
-"""DSPy's response cache keeping litellm's answers as plain data (``argus.response_cache``)."""
+"""DSPy's response cache keeping litellm's answers as plain data (``argus.models.response_cache``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from dspy.clients.cache import Cache
 from dspy.clients.legacy_outputs import plain
 
-import argus.lm  # noqa: F401  (litellm's bundled price table, before litellm is imported)
-from argus.response_cache import (
+import argus.models.lm  # noqa: F401  (litellm's bundled price table, before litellm is imported)
+from argus.models.response_cache import (
     PLAIN_RESPONSE,
     PlainResponseCache,
     from_plain,
@@ -72,8 +72,8 @@ def test_a_cache_hit_through_litellm_books_the_original_tokens_and_cost_from_dsp
     """A call through litellm to a real OpenAI-compatible server, then the same call again: the second is
     a cache hit (the server asked once), booked at 0 with the first call's tokens and provider cost
     (litellm's price of ``gpt-4o-mini``), which DSPy's cache record of the answer kept."""
-    from argus.ledger import CostLedger, ledger_context
-    from argus.lm import MeteredLM
+    from argus.models.ledger import CostLedger, ledger_context
+    from argus.models.lm import MeteredLM
 
     old_cache = dspy.cache
     dspy.cache = cache = PlainResponseCache(True, False, str(tmp_path / "c"), disk_size_limit_bytes=1 << 30)
@@ -102,8 +102,8 @@ def test_a_cache_hit_through_litellm_books_the_original_tokens_and_cost_from_dsp
 _ASK = """
 import json, sys
 from argus.pipeline import configure_cache
-from argus.lm import MeteredLM
-from argus.ledger import CostLedger, ledger_context
+from argus.models.lm import MeteredLM
+from argus.models.ledger import CostLedger, ledger_context
 configure_cache(sys.argv[1])
 lm = MeteredLM("openai/latency-server", engine="litellm", api_base=sys.argv[2], api_key="sk-test", cache=True,
                price_per_mtok=(0.0, 0.0))

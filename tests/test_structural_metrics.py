@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from argus.schema import EventGraph
+from argus.graph.schema import EventGraph
 from metrics.structural import COMPONENTS, DEFAULT_WEIGHTS, structural_score
 from tests.conftest import _split_dirs, load_gold, needs_data
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 from rich.console import Console
 
-from argus.batch import SUMMARY_COLUMNS, BatchReport, _write_summary, print_batch_summary
+from argus.runs.batch import SUMMARY_COLUMNS, BatchReport, _write_summary, print_batch_summary
 from argus.terminal import print_table, table_width
 from tests.conftest import PROJECT
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from argus.schema import CausalEdge, Entity, Event, TemporalEdge
-from argus.validation import remap_edges, repair_stage1, repair_stage2, stage1_errors, stage2_errors
+from argus.graph.schema import CausalEdge, Entity, Event, TemporalEdge
+from argus.graph.validation import remap_edges, repair_stage1, repair_stage2, stage1_errors, stage2_errors
 
 
 def E(i, name="X"):

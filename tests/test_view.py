@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from argus.cli import app
 from argus.errors import InputError
-from argus.export import write_ekg
-from argus.ledger import Totals
-from argus.schema import (
+from argus.output.export import write_ekg
+from argus.models.ledger import Totals
+from argus.graph.schema import (
     DocCausalEdge,
     DocEntity,
     DocEvent,
@@ -32,7 +32,7 @@ from argus.schema import (
     RejectedItem,
     SentenceRecord,
 )
-from argus.view import (
+from argus.output.view import (
     index_documents,
     parse_date,
     render_text,

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from argus.export import write_ekg
+from argus.output.export import write_ekg
 from argus.paths import complaints_dir
-from argus.schema import DocumentEKG
-from argus.view import write_view
+from argus.graph.schema import DocumentEKG
+from argus.output.view import write_view
 from tests.browser_support import VIEWPORT
 from tests.conftest import DEMO
 from tests.test_view import _scripted_extract

@@ -11,13 +11,13 @@ import re
 
 import pytest
 
-from argus.view import write_view
+from argus.output.view import write_view
 from tests.conftest import DEMO
 
 
 @pytest.fixture(scope="module")
 def paged_view(tmp_path_factory):
-    from argus.export import write_ekg
+    from argus.output.export import write_ekg
     from argus.pipeline import ArgusPipeline
 
     ekg = ArgusPipeline().extract_floor(DEMO)

@@ -7,5 +7,10 @@
                fact gate) and the ``DocumentEKG`` assembled at the end.
 
 Each takes the pipeline as its first argument and calls its stages through it, so a stage replaced
-on the pipeline is the one the design runs.
+on the pipeline is the one the design runs. Beside them: ``floor`` (the no-model event graph every
+design is read against) and ``chunking`` (validation and repair of a chunk plan).
+
+May import: ``argus.gate``, ``argus.graph``, ``argus.ingest``, ``argus.text``, ``argus.models`` and the
+foundation modules; never ``argus.pipeline`` (a design gets the pipeline as its first argument),
+``output``, ``experiments``, ``runs`` or the CLI.
 """

@@ -1,7 +1,7 @@
 """The yardsticks the designs are read against: the one-shot baseline and the no-model floor.
 
 ``oneshot``  the whole sentence-labeled FACTS text in one call of the one-shot program;
-``floor``    no language model (``argus.floor``): one keyword-typed event per fact sentence and the
+``floor``    no language model (``argus.designs.floor``): one keyword-typed event per fact sentence and the
              caption's parties, behind the fact classifier alone.
 
 Each builds one graph over the whole narrative and grounds it as the single chunk ``C1``.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run
-from argus.documents import Document, RawDocument
-from argus.facts import gate_facts
-from argus.floor import floor_graph
-from argus.grounding import Aligner, ground_items
-from argus.ledger import CostLedger
-from argus.merge import merge_minigraphs
-from argus.schema import CausalEdge, Chunk, DocumentEKG, EventGraph, MiniGraph, TemporalEdge
-from argus.validation import repair_graph
+from argus.text.documents import Document, RawDocument
+from argus.gate.facts import gate_facts
+from argus.designs.floor import floor_graph
+from argus.graph.grounding import Aligner, ground_items
+from argus.models.ledger import CostLedger
+from argus.graph.merge import merge_minigraphs
+from argus.graph.schema import CausalEdge, Chunk, DocumentEKG, EventGraph, MiniGraph, TemporalEdge
+from argus.graph.validation import repair_graph
 
 
 def oneshot(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger | None = None) -> DocumentEKG:
@@ -43,7 +43,7 @@ def oneshot(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
 
 
 def floor(pipe: Pipeline, source: RawDocument | str | Path) -> DocumentEKG:
-    """The floor (``argus.floor``): no language model; one keyword-typed event per fact sentence and
+    """The floor (``argus.designs.floor``): no language model; one keyword-typed event per fact sentence and
     the caption's parties. The fact gate runs its classifier alone."""
     raw = pipe.read(source)
     run = DocumentRun(raw.doc_id, CostLedger())

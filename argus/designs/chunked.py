@@ -1,6 +1,6 @@
 """The chunked design: the fact sentences cut into chunks, each extracted in two stages, then merged.
 
-``plan_chunks``    the chunker program proposes episode boundaries; ``argus.chunking`` repairs the plan
+``plan_chunks``    the chunker program proposes episode boundaries; ``argus.designs.chunking`` repairs the plan
                    (fixed windows where the program fails or the narrative is short);
 ``extract_chunk``  Stage 1 (entities and events, repaired, then grounded in the chunk's sentences) and
                    Stage 2 (``relate``: temporal and causal edges between those events, repaired);
@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from argus.chunking import repair_chunks, with_themes
-from argus.concurrency import ProviderFault
+from argus.designs.chunking import repair_chunks, with_themes
+from argus.models.concurrency import ProviderFault
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run
-from argus.documents import Document, RawDocument
+from argus.text.documents import Document, RawDocument
 from argus.designs.sentence.entities import known_parties
 from argus.errors import LMCallError
-from argus.grounding import Aligner, chunk_phrases, ground_items
-from argus.ledger import CostLedger
-from argus.schema import FRAME_HINTS, Chunk, DocumentEKG, EventGraph, MiniGraph
-from argus.validation import repair_stage1, repair_stage2
+from argus.graph.grounding import Aligner, chunk_phrases, ground_items
+from argus.models.ledger import CostLedger
+from argus.graph.schema import FRAME_HINTS, Chunk, DocumentEKG, EventGraph, MiniGraph
+from argus.graph.validation import repair_stage1, repair_stage2
 
 
 def plan_chunks(pipe: Pipeline, doc: Document, run: DocumentRun | None = None) -> tuple[list[Chunk], list[str]]:

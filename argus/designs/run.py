@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterator, Protocol
 
 from argus.config import PIPELINE_STAGES, SENTENCE_STAGES, ArgusConfig
-from argus.documents import Document, RawDocument, Sentence
+from argus.text.documents import Document, RawDocument, Sentence
 from argus.errors import InputError
 from argus.designs.sentence.heads import EventHeads
-from argus.facts import FactClassifier, FactGateReport
-from argus.ledger import CostLedger, Totals
-from argus.schema import (
+from argus.gate.facts import FactClassifier, FactGateReport
+from argus.models.ledger import CostLedger, Totals
+from argus.graph.schema import (
     Chunk,
     DocumentEKG,
     DocumentGraph,

@@ -8,7 +8,7 @@ stage ``qa``) are held fixed; only the context changes between conditions:
 - ``bm25`` — the top passages of a BM25 ranking (``bm25s``, English stop words, no stemming) of the
   passage corpus for the query;
 - ``dense`` — the top passages by cosine similarity of sentence embeddings (default: the embedded
-  all-MiniLM-L6-v2, resolved as in :mod:`argus.embeddings`, offline);
+  all-MiniLM-L6-v2, resolved as in :mod:`argus.models.embeddings`, offline);
 - ``hybrid-graph`` — a BM25 pool of ``pool_size`` (1,000) passages reranked with a passage-graph
   relevance score (below); the pool holds the passages with a positive BM25 score only.
 
@@ -424,7 +424,7 @@ class BM25Retriever:
 
 class DenseRetriever:
     """Cosine top-k over L2-normalized sentence embeddings; ``encoder`` is a name for
-    :mod:`argus.embeddings` (default the embedded MiniLM, offline) or an object with ``encode(texts)``."""
+    :mod:`argus.models.embeddings` (default the embedded MiniLM, offline) or an object with ``encode(texts)``."""
 
     def __init__(self, passages: Sequence[Passage], encoder: str | Any = "embedded"):
         self.passages = list(passages)
@@ -436,7 +436,7 @@ class DenseRetriever:
         if isinstance(self.encoder, str):
             import os
 
-            from argus.embeddings import encode, is_embedded
+            from argus.models.embeddings import encode, is_embedded
 
             if is_embedded(self.encoder):
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -663,7 +663,7 @@ def run_barexam(
     ready ``dspy.LM`` instead of the config's ``qa`` stage; ``encoder``: for ``dense``.
     """
     from argus.config import ArgusConfig
-    from argus.lm import SchemaJSONAdapter
+    from argus.models.lm import SchemaJSONAdapter
     from programs.mcq import MultipleChoiceQA
 
     t_start = time.perf_counter()

@@ -162,14 +162,14 @@ class TextEncoder(Protocol):
 
 
 class SentenceEncoder:
-    """A sentence-transformers encoder (``argus.embeddings`` names) with an in-memory cache.
+    """A sentence-transformers encoder (``argus.models.embeddings`` names) with an in-memory cache.
 
     ``max_tokens`` raises or lowers the model's ``max_seq_length`` for one call (capped at its
     position-embedding size; all-MiniLM-L6-v2 defaults to 256 and accepts 512).
     """
 
     def __init__(self, name: str = "embedded"):
-        from argus.embeddings import load_encoder
+        from argus.models.embeddings import load_encoder
 
         self.name = name
         self.model = load_encoder(name)

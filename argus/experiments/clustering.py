@@ -76,7 +76,7 @@ PCA_COMPONENTS = 16
 KNN_NEIGHBOURS = 12
 REPORT_K = 4
 
-#: an encoder: a model name for :func:`argus.embeddings.encode`, or texts → (n, d) array
+#: an encoder: a model name for :func:`argus.models.embeddings.encode`, or texts → (n, d) array
 Encoder = str | Callable[[list[str]], np.ndarray]
 
 
@@ -115,7 +115,7 @@ def _gold_folders() -> list[Path]:
 
 def load_gold_documents(folders: Sequence[Path] | None = None) -> list[ClusterDocument]:
     """The annotated complaints (train + dev) with their gold graphs."""
-    from argus.schema import EventGraph
+    from argus.graph.schema import EventGraph
 
     folders = list(folders) if folders is not None else _gold_folders()
     if not folders:
@@ -140,7 +140,7 @@ def load_gold_documents(folders: Sequence[Path] | None = None) -> list[ClusterDo
 
 def load_ekg_documents(folder: Path) -> list[ClusterDocument]:
     """Pipeline outputs (``*.ekg.json``); claims from the annotated complaint of the same id."""
-    from argus.schema import DocumentEKG
+    from argus.graph.schema import DocumentEKG
 
     files = sorted(Path(folder).glob("*.ekg.json"))
     if not files:
@@ -240,7 +240,7 @@ def linearize_graph(graph) -> dict[str, list[str]]:
 def _encode_fn(encoder: Encoder) -> Callable[[list[str]], np.ndarray]:
     if callable(encoder):
         return encoder
-    from argus.embeddings import encode
+    from argus.models.embeddings import encode
 
     return lambda texts: encode(texts, name=encoder)
 

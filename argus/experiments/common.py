@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from argus.ledger import CostLedger
+from argus.models.ledger import CostLedger
 
 #: failures of one call that cost that question its answer, never the run
 CALL_ERRORS: tuple[type[BaseException], ...] = (OSError, TimeoutError, ValueError, RuntimeError)
@@ -36,7 +36,7 @@ def answering_lm(config, lm=None):
     """``lm`` when given, else the config's ``qa`` stage model with DSPy's cache in its cache dir."""
     if lm is not None:
         return lm
-    from argus.lm import build_lm
+    from argus.models.lm import build_lm
     from argus.pipeline import configure_cache
 
     configure_cache(config.cache_dir)
@@ -50,7 +50,7 @@ def metered_call(lm, adapter, ledger: CostLedger, *, doc_id: str, program_label:
     import dspy
     from dspy.utils.exceptions import LMError
 
-    from argus.ledger import ledger_context
+    from argus.models.ledger import ledger_context
 
     t0 = time.perf_counter()
     with dspy.context(lm=lm, adapter=adapter), ledger_context(ledger, doc_id=doc_id, stage="qa", program=program_label):

@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Literal
 
 from argus.io import write_bytes_atomic, write_text_atomic
 from argus.paths import complaints_dir
-from argus.preprocess import is_page_furniture
+from argus.text.preprocess import is_page_furniture
 
 log = logging.getLogger(__name__)
 
@@ -385,9 +385,9 @@ def render_corpus(folders: list[Path], out_root: Path, layouts: Iterable[str] = 
 
 
 def preprocess_heading_starts(path: Path) -> list[int]:
-    """Where ``argus.preprocess`` (today's heading parser) finds headings in a complaint file."""
+    """Where ``argus.text.preprocess`` (today's heading parser) finds headings in a complaint file."""
     from argus.ingest.files import read_text_document
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
 
     return [s.span[0] for s in preprocess(read_text_document(path)).sections if s.heading]
 

@@ -10,7 +10,7 @@ and its model (config stage ``qa``) are held fixed; only the context changes:
 2. **hybrid** — the linearized EKG followed by the same retrieved windows;
 3. **ekg** — the linearized EKG only.
 
-The linearized EKG (:mod:`argus.linearize`) lists entities (name, kind, role, aliases), events
+The linearized EKG (:mod:`argus.graph.linearize`) lists entities (name, kind, role, aliases), events
 (type, verb, participants with roles, time, and the text of each sentence the event cites), then
 the temporal and causal edges between events. Every context is capped at ``max_context_words``
 words (the embedded model has 8,192 tokens of context): windows past the cap are dropped from the
@@ -18,7 +18,7 @@ lowest rank; when the EKG does not fit, its events are kept in order of similari
 (then shown in graph order) with the edges among the kept events, so a capped EKG is itself
 retrieved.
 
-Scores: SQuAD token F1 of the answer against the gold answer (:func:`argus.answers.token_f1`), per
+Scores: SQuAD token F1 of the answer against the gold answer (:func:`argus.text.answers.token_f1`), per
 condition and per question type; answer-evidence recall of each context (the share of a
 question's gold evidence sentences that the context contains — a gold sentence counts when the
 sentences quoted in the context cover at least half of its character span in ``complaint.txt``, or
@@ -50,11 +50,11 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from argus.answers import normalize_answer, token_f1
+from argus.text.answers import normalize_answer, token_f1
 from argus.errors import ArgusError, InputError
 from argus.experiments.common import Answered, answering_lm, experiment_ledger, markdown_table, metered_call
 from argus.experiments.stats import paired_table
-from argus.linearize import (  # the one implementation; these names stay importable from here
+from argus.graph.linearize import (  # the one implementation; these names stay importable from here
     Block,
     LinearizedEKG,
     QADocument,
@@ -183,7 +183,7 @@ def evidence_recall(context: Context, evidence: Sequence[str], sentences: dict[s
 
 
 class _Embedder:
-    """L2-normalized embeddings from an encoder name (argus.embeddings) or an object with ``encode``."""
+    """L2-normalized embeddings from an encoder name (argus.models.embeddings) or an object with ``encode``."""
 
     def __init__(self, encoder: str | Any = "embedded"):
         self.encoder = encoder
@@ -191,7 +191,7 @@ class _Embedder:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if isinstance(self.encoder, str):
-            from argus.embeddings import encode
+            from argus.models.embeddings import encode
 
             x = encode(texts, name=self.encoder)
         else:
@@ -423,12 +423,12 @@ def run_qa(
     ``docs``: the first N documents of the split, or a list of doc ids; ``questions_per_doc``: the
     first N FAQ questions of each; ``config``: an ``ArgusConfig``, a path to one, or None (the
     default / ``./argus.yaml``); ``lm``: a ready ``dspy.LM`` instead of the config's ``qa`` stage;
-    ``encoder``: an encoder name for :mod:`argus.embeddings` or an object with ``encode(texts)``;
+    ``encoder``: an encoder name for :mod:`argus.models.embeddings` or an object with ``encode(texts)``;
     ``documents``: already loaded documents (tests). ``out`` writes CSVs, ``qa.md`` and
     ``qa_ledger.jsonl``.
     """
     from argus.config import ArgusConfig
-    from argus.lm import SchemaJSONAdapter
+    from argus.models.lm import SchemaJSONAdapter
     from programs.qa import DocumentQA
 
     t_start = time.perf_counter()

@@ -6,7 +6,7 @@ formulas follow the ARGUS paper's protocol for the document-QA comparison (Secti
 Appendix D.1): a paired bootstrap 95% confidence interval of the mean difference (10,000
 resamples, ``scipy.stats.bootstrap``), the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``)
 and a sign-flip paired permutation test (10,000 permutations, ``scipy.stats.permutation_test``); McNemar's exact test for paired correctness (multiple choice, classification);
-SQuAD-style token F1 for short free-text answers (:func:`argus.answers.token_f1`, re-exported
+SQuAD-style token F1 for short free-text answers (:func:`argus.text.answers.token_f1`, re-exported
 here).
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from argus.answers import normalize_answer, token_f1  # re-exported: the one implementation lives there
+from argus.text.answers import normalize_answer, token_f1  # re-exported: the one implementation lives there
 
 __all__ = [
     "paired_bootstrap_ci", "wilcoxon_signed_rank", "sign_flip_permutation", "mcnemar_exact",

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument
 from argus.ingest.files import replace_controls
 from argus.io import write_text_atomic
 from argus.errors import ConfigError, SourceError

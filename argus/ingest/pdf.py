@@ -4,7 +4,7 @@ The reader is pypdf in its layout mode, chosen by measurement (``bench/pdf_reade
 on the annotated complaints typeset to PDF it gives the source text back exactly, line breaks,
 indentation and end-of-line hyphens included, at 0.06 s a page. PDFium (pypdfium2) is twenty times
 faster but joins hyphenated lines (its soft-hyphen mark), and pdfplumber drops indentation; the
-cleanup of OCR splits and page furniture in ``argus.preprocess`` reads lines as printed, so the text
+cleanup of OCR splits and page furniture in ``argus.text.preprocess`` reads lines as printed, so the text
 keeps them.
 
 A page is *scanned* when its text layer holds fewer than :data:`MIN_TEXT_CHARS` visible characters
@@ -14,7 +14,7 @@ scanned page is rendered by PDFium at :data:`OCR_DPI` (the stamp included) and r
 batch's documents in parallel up to the run's bound (:class:`OcrPool`). A page whose OCR fails fails
 its document, never the batch.
 
-The pages' texts are joined by form feeds (``\\f``), which ``argus.preprocess`` reads as page breaks:
+The pages' texts are joined by form feeds (``\\f``), which ``argus.text.preprocess`` reads as page breaks:
 the page of a character is one more than the form feeds before it (:func:`page_of`). Stray control
 characters are replaced as in text files (``argus.ingest.files.replace_controls``). The document
 carries the file's SHA-256 and its page count; its text is what every span indexes.
@@ -22,7 +22,6 @@ carries the file's SHA-256 and its page count; its text is what every span index
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import os
 import shutil
@@ -32,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument, page_at, page_of, page_starts  # noqa: F401  (pages: argus.text.documents)
 from argus.errors import InputError, PreflightError
+from argus.ingest.common import doc_id_for, replace_controls
 
 MIN_TEXT_CHARS = 100
 """A page with an image and fewer visible characters than this in its text layer is OCR'd."""
@@ -218,24 +218,8 @@ def join_pages(texts: list[str]) -> str:
     return "\f".join(t if t.endswith("\n") else t + "\n" for t in texts)
 
 
-def page_of(text: str, offset: int) -> int:
-    """The page (from 1) of character ``offset`` of ``text``: one more than the form feeds before it."""
-    return text.count("\f", 0, offset) + 1
-
-
-def page_starts(text: str) -> list[int]:
-    """Offsets at which each page of ``text`` starts (the first: 0), for many :func:`page_of` look-ups."""
-    return [0] + [i + 1 for i, c in enumerate(text) if c == "\f"]
-
-
-def page_at(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset)
-
-
 def pdf_document(layer: PdfText, ocr_texts: dict[int, str] | None = None, doc_id: str | None = None) -> RawDocument:
     """The ``RawDocument`` of a PDF from its text layer and the OCR text of its scanned pages."""
-    from argus.ingest.files import doc_id_for, replace_controls
-
     ocr_texts = ocr_texts or {}
     missing = [n for n in layer.scanned if n not in ocr_texts]
     if missing:

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from rich.console import Console
 
-from argus.documents import RawDocument
+from argus.text.documents import RawDocument
 from argus.errors import ArgusError, InputError, PreflightError
 from argus.ingest.files import read_text_document
 from argus.ingest.pdf import OcrPool, PdfText, is_pdf, pdf_document, read_text_layer, tesseract_missing

@@ -120,7 +120,7 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise ConfigError("sentence-transformers is not installed") from exc
-        from argus.embeddings import is_embedded, resolve_encoder_path
+        from argus.models.embeddings import is_embedded, resolve_encoder_path
 
         source = resolve_encoder_path(self.model_name)
         if is_embedded(self.model_name):

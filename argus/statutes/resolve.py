@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import networkx as nx
 
@@ -32,9 +32,28 @@ from argus.statutes.codes import CodeRegistry
 from argus.statutes.model import Level, cites_edge
 from argus.statutes.parser import TOC_KINDS, SectionLayout
 
-if TYPE_CHECKING:
-    from argus.statutes.packed import CodeNodes
-    from argus.statutes.store import GraphStore, StoreNodes
+
+
+class NodeTable(Protocol):
+    """What resolving a reference asks about nodes: :class:`GraphNodes` answers it from a graph,
+    :class:`argus.statutes.packed.CodeNodes` from one code's columns, :class:`argus.statutes.store.StoreNodes`
+    from the build's store. Declared here, the lowest of the three, so none imports the others for it."""
+
+    ids: object  #: ``in`` tells whether a node exists
+
+    def type(self, node: str) -> str: ...
+    def parent(self, node: str) -> str | None: ...
+    def attrs(self, node: str) -> dict: ...
+    def code(self, node: str) -> str: ...
+    def children(self, node: str) -> list[str]: ...
+
+
+class CiteSink(Protocol):
+    """Where a building process records the ``cites_*`` edges (:class:`argus.statutes.store.GraphStore`)."""
+
+    def begin_citing(self, code_key) -> None: ...
+    def add_cite(self, satz, target, key, mention, origin, flags, kind) -> bool: ...
+    def finish(self) -> None: ...
 
 _SEG = {
     Level.ABSATZ: "/abs",
@@ -160,7 +179,7 @@ class ProvisionLocator:
         graph: nx.MultiDiGraph | None,
         sections: dict[str, dict[tuple[str, str], str]],
         *,
-        table: GraphNodes | CodeNodes | None = None,
+        table: NodeTable | None = None,
     ) -> None:
         self.graph = graph
         self.table = table if table is not None else GraphNodes(graph)
@@ -339,8 +358,8 @@ class CitationLinker:
         registry: CodeRegistry | None,
         sections: dict[str, dict[tuple[str, str], str]],
         *,
-        table: GraphNodes | CodeNodes | StoreNodes,
-        edges: GraphStore | None = None,
+        table: NodeTable,
+        edges: CiteSink | None = None,
         local_code: str | None = None,
     ) -> None:
         self.registry = registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from argus.schema import id_order
+from argus.graph.schema import id_order
 
 MAX_FEEDBACK_LINES = 40
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from argus.schema import EventGraph
+from argus.graph.schema import EventGraph
 
 
 @dataclass

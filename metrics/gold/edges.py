@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from argus.schema import id_order
+from argus.graph.schema import id_order
 from metrics.gold.scores import PRF
 from metrics.gold.views import EdgeView
 

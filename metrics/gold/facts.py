@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
-from argus.schema import DocumentEKG
+from argus.graph.schema import DocumentEKG
 from metrics.gold.alignment import invert_alignment, sentence_alignment
 from metrics.gold.common import cap_lines
 from metrics.gold.document import GoldDocument
@@ -54,7 +54,7 @@ def fact_scores(ekg: DocumentEKG, gold: GoldDocument, *, require_narrative: bool
     A gold sentence is predicted a fact when an overlapping predicted sentence (span rule of
     ``sentence_alignment``) has ``fact`` True and, with ``require_narrative`` (default), lies in the
     narrative. Why: outside the FACTS narrative the pipeline's ``fact`` is the bare classifier's
-    label and such sentences never reach the graph (argus/facts.py); a pipeline "fact" is a
+    label and such sentences never reach the graph (argus/gate/facts.py); a pipeline "fact" is a
     narrative sentence labelled fact. ``whole_ungated`` reports the raw labels everywhere.
     """
     by_gold = invert_alignment(sentence_alignment(ekg.sentences, gold.sentences))

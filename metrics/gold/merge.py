@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from argus.schema import DocumentEKG
+from argus.graph.schema import DocumentEKG
 from metrics.gold.common import cap_lines
 
 

@@ -6,7 +6,7 @@ Entity names are normalized by ``normalize_entity_name``: casefold, punctuation 
 unless nothing would remain.
 
 Verbs are normalized by ``normalize_verb`` to their lemma, each token by the project's lemminflect
-wrapper (``argus.words.lemma``): told -> tell, sued -> sue, withdrew -> withdraw, terminated ->
+wrapper (``argus.text.words.lemma``): told -> tell, sued -> sue, withdrew -> withdraw, terminated ->
 terminate. ``verbs_compatible``: equal normalized verbs, or verbs
 of one of the ``VERB_GROUPS`` (the relaxed tier of event matching).
 """
@@ -33,11 +33,11 @@ def normalize_entity_name(name: str) -> str:
 
 @lru_cache(maxsize=50000)
 def _lemma(tok: str) -> str:
-    """The verb lemma of one casefolded token (``argus.words.lemma``, lemminflect: "sued" → "sue",
+    """The verb lemma of one casefolded token (``argus.text.words.lemma``, lemminflect: "sued" → "sue",
     "withdrew" → "withdraw", "hired" → "hire"; a token that is itself one of its lemmas stays); a plural noun's singular where the token has no verb
     reading ("complaints" → "complaint"); lemminflect's rules for unknown words that look inflected;
     else the token itself."""
-    from argus.words import lemma, readings
+    from argus.text.words import lemma, readings
 
     found = readings(tok)
     if "VERB" in found:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from argus.schema import DocumentEKG
+from argus.graph.schema import DocumentEKG
 from metrics.base import Defect, MetricResult
 from metrics.gold.document import GoldDocument
 from metrics.gold.facts import fact_scores

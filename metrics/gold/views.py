@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from argus.schema import DocumentEKG, id_order
+from argus.graph.schema import DocumentEKG, id_order
 from metrics.gold.alignment import sentence_alignment
 from metrics.gold.common import get_field, sorted_ids
 from metrics.gold.document import GoldDocument

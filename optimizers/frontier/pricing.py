@@ -83,7 +83,7 @@ def litellm_price(model: str) -> ModelPrice | None:
     The base tier's (``input_cost_per_token``, ``output_cost_per_token``): the tokens are stored per document,
     not per call, so a call's prompt size, which picks a tier such as Gemini's over-200k-tokens price, is not
     known; asking ``litellm.cost_per_token`` for a million prompt tokens would land in that dearer tier."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import (as argus.lm)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import (as argus.models.lm)
     import litellm
 
     try:

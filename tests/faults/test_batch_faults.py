@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from argus.ledger import LedgerEntry
-from argus.schema import DocumentEKG
+from argus.models.ledger import LedgerEntry
+from argus.graph.schema import DocumentEKG
 
 PROJECT = Path(__file__).resolve().parents[2]
 CALLS = 3  # ledger entries the stand-in pipeline books per document
@@ -40,7 +40,7 @@ from pathlib import Path
 spec = json.loads(sys.argv[1])
 from tests.faults.test_batch_faults import install_fake_pipeline
 install_fake_pipeline(spec)
-import argus.batch, argus.cli, argus.export, argus.pipeline  # (imported before the start line, not after)
+import argus.runs.batch, argus.cli, argus.output.export, argus.pipeline  # (imported before the start line, not after)
 if spec.get("go"):
     while not Path(spec["go"]).exists():
         time.sleep(0.01)
@@ -62,8 +62,8 @@ def install_fake_pipeline(spec: dict) -> None:
 
     import argus.pipeline
     from argus.config import ArgusConfig
-    from argus.ledger import CostLedger
-    from argus.schema import DocumentGraph, LedgerSection
+    from argus.models.ledger import CostLedger
+    from argus.graph.schema import DocumentGraph, LedgerSection
 
     delays = spec.get("delay", {})
     log = Path(spec["log"])
@@ -395,7 +395,7 @@ def test_a_stopping_batch_leaves_no_claim_that_a_worker_was_creating(tmp_path, m
     import fcntl
     import threading
 
-    from argus.batch import Claims
+    from argus.runs.batch import Claims
 
     claims = Claims(tmp_path)
     inside, go_on = threading.Event(), threading.Event()

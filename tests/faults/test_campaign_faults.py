@@ -8,7 +8,7 @@ The campaign is ``tests/test_campaign.py``'s, cut to one trial; its models are t
 signals, servers and files are real; nothing about a fault is mocked.
 
 Run as ``python -m tests.faults.test_campaign_faults campaign CAMPAIGN.yaml RUN_ROOT COMPILED [options]`` this
-module is the test-only campaign process: it installs the simulated LM as ``argus.lm.build_lm`` (each call
+module is the test-only campaign process: it installs the simulated LM as ``argus.models.lm.build_lm`` (each call
 slowed by ``--delay`` seconds, and by 0.25 s more while the file ``--slow-while FILE`` exists, the 11th
 such call and later ones held until it is gone) and runs
 ``run_optimize.main`` (``argus optimize``) with ``--no-preflight``; ``--log FILE`` writes every log
@@ -168,7 +168,7 @@ def served_clean(tmp_path_factory):
 
 def _fast_backoff(monkeypatch) -> None:
     """For speed: the backoff after a fault without Retry-After is at most 0.05 s; a 429's wait is the real one."""
-    import argus.concurrency as concurrency
+    import argus.models.concurrency as concurrency
 
     real_wait = concurrency.retry_wait
     monkeypatch.setattr(concurrency, "retry_wait", lambda exc, attempt, retries: real_wait(exc, attempt, retries)
@@ -289,7 +289,7 @@ def test_sigterm_mid_trial_stops_cleanly_and_the_resume_runs_beside_an_extractio
     no frontier written; (b) both processes exit 0, the extraction wrote a valid EKG for every document, the
     campaign ends with the frontier of the uninterrupted run, and every JSON file and ledger line of both
     parses, with no temporary file left."""
-    from argus.schema import DocumentEKG
+    from argus.graph.schema import DocumentEKG
 
     proc = _child(tmp_path, "first", "--delay", "0.05")
     run = tmp_path / "runs" / NAME
@@ -423,12 +423,12 @@ def test_a_resume_rewrites_a_damaged_compiled_folder(tmp_path, baseline, target,
 def _resume_cli(tmp_path: Path, monkeypatch, capsys) -> tuple[int, str, object]:
     """``argus optimize`` (``run_optimize.main``) in this process on the copy ``tmp_path/c`` of the baseline, with
     the simulated LM: (exit status, stdout + stderr, the engine)."""
-    import argus.lm
+    import argus.models.lm
     import run_optimize
     from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
 
     builder = simulated_lm_builder(SimulatedEngine())
-    monkeypatch.setattr(argus.lm, "build_lm", builder)
+    monkeypatch.setattr(argus.models.lm, "build_lm", builder)
     code = run_optimize.main([str(_write_cfg(tmp_path)), "--run-root", str(tmp_path / "c" / "runs"),
                               "--compiled", str(tmp_path / "c" / "compiled"), "--no-preflight"])
     captured = capsys.readouterr()
@@ -569,7 +569,7 @@ def _campaign_main(argv: list[str]) -> int:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
         logging.getLogger().addHandler(handler)
         logging.getLogger().setLevel(logging.DEBUG)
-    import argus.lm
+    import argus.models.lm
     from tests.simulated_lm import SimulatedEngine, simulated_lm_builder
 
     engine = SimulatedEngine()
@@ -590,7 +590,7 @@ def _campaign_main(argv: list[str]) -> int:
             return answer(request)
 
     engine.complete = complete
-    argus.lm.build_lm = simulated_lm_builder(engine)  # the campaign's default builder (``argus optimize`` passes none)
+    argus.models.lm.build_lm = simulated_lm_builder(engine)  # the campaign's default builder (``argus optimize`` passes none)
     import run_optimize
 
     return run_optimize.main([args.campaign, "--run-root", args.run_root, "--compiled", args.compiled, "--no-preflight"])

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from argus.export import write_ekg
-from argus.ledger import Totals
-from argus.pages import hash_source
-from argus.schema import (
+from argus.output.export import write_ekg
+from argus.models.ledger import Totals
+from argus.output.pages import hash_source
+from argus.graph.schema import (
     DocCausalEdge,
     DocEntity,
     DocEvent,
@@ -45,7 +45,7 @@ from argus.schema import (
     SentenceRecord,
     StageStats,
 )
-from argus.view import index_documents, write_view
+from argus.output.view import index_documents, write_view
 from optimizers.frontier import Frontier, build_frontier_file
 from optimizers.report import write_report
 from tests.browser_support import VIEWPORT

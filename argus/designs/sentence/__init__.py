@@ -11,8 +11,8 @@ One module per thing the design reads, so that a reader finds each by name:
 ``temporal``   temporal edges (date order);
 ``design``     the design itself: routing, one batch of sentences, the whole document.
 
-It may import the text layer (``argus.documents``, ``argus.preprocess``, ``argus.words``,
-``argus.embeddings``), the schema and ``argus.designs.run``; nothing above the designs.
+It may import the layers below the designs (``argus.text.documents``, ``argus.text.preprocess``, ``argus.text.words``,
+``argus.models.embeddings``), the schema and ``argus.designs.run``; nothing above the designs.
 The design's entry points (``extract``, ``extract_batch``, ``routing``, ...) are read from
 ``design`` on first use, so that the heads and rules load without the pipeline.
 """

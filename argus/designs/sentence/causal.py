@@ -27,8 +27,8 @@ from collections import Counter
 import numpy as np
 
 from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, labelled_rows, opening
-from argus.schema import EVENT_TYPES
-from argus.words import lemma
+from argus.graph.schema import EVENT_TYPES
+from argus.text.words import lemma
 
 #: how far back in narrative order a cause is sought
 WINDOW = 40

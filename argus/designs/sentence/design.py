@@ -16,21 +16,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from argus.concurrency import ProviderFault
+from argus.models.concurrency import ProviderFault
 from argus.designs.chunked import relate
 from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, warn_once
 from argus.designs.sentence.entities import document_entities, participants_of, party_sentences, with_parties
 from argus.designs.sentence.temporal import DatedEvent, date_edges
 from argus.designs.sentence.time import sentence_time
 from argus.designs.sentence.types import lexicon_type, rule_type
-from argus.documents import Document, RawDocument
+from argus.text.documents import Document, RawDocument
 from argus.errors import LMCallError
-from argus.grounding import Aligner, chunk_phrases, ground_items
-from argus.ledger import CostLedger
-from argus.merge import add_date_edges, add_head_edges, merge_minigraphs, merge_same_occurrences
-from argus.routing import measured_route
-from argus.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
-from argus.words import lemma, mentions
+from argus.graph.grounding import Aligner, chunk_phrases, ground_items
+from argus.models.ledger import CostLedger
+from argus.graph.merge import add_date_edges, add_head_edges, merge_minigraphs, merge_same_occurrences
+from argus.models.routing import measured_route
+from argus.graph.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
+from argus.text.words import lemma, mentions
 
 
 def routing(pipe: Pipeline) -> tuple[str, float, str]:

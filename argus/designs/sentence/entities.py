@@ -8,7 +8,7 @@ seed, and its own entities merge with it. The floor takes the caption's parties 
 
 Sources, in order of trust:
 
-``caption``  the parties of ``argus.caption.read_caption``, with the body's spelling of each name and
+``caption``  the parties of ``argus.text.caption.read_caption``, with the body's spelling of each name and
              the short names the body defines for it ("Ms. Ashworth", "the Company");
 ``party``    the names a parties paragraph introduces after "Plaintiff" / "Defendant" ("Defendant David
              L. Starling ("Starling"), at all relevant times, served as ..."), with that legal role: the
@@ -50,15 +50,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from argus.caption import Caption
+from argus.text.caption import Caption
 from argus.designs.sentence.time import MONTHS
 from argus.errors import ConfigError
-from argus.schema import Entity, Participant
-from argus.words import name_pattern, readings, verb_form
+from argus.graph.schema import Entity, Participant
+from argus.text.words import name_pattern, readings, verb_form
 
 if TYPE_CHECKING:
-    from argus.documents import Document
-    from argus.schema import Chunk, MiniGraph
+    from argus.text.documents import Document
+    from argus.graph.schema import Chunk, MiniGraph
 
 _TITLE = r"(?:Mr|Ms|Mrs|Miss|Dr|Mx|Prof|Sgt|Officer|Judge)\.?"
 _WORD = r"[A-Z][\w'’\-]*[\w]|[A-Z]"
@@ -1010,8 +1010,8 @@ def with_parties(doc: "Document", entities: list[Entity], chunks: list["Chunk"],
     no fact sentence at all) reaches the graph through it; one they name merges with the batches' entity
     (they share a name) and keeps the full name the parties paragraph gives it ("Robert Thomas" where
     the facts say "Thomas")."""
-    from argus.grounding import Aligner, ground_items
-    from argus.schema import Chunk, EventGraph, MiniGraph
+    from argus.graph.grounding import Aligner, ground_items
+    from argus.graph.schema import Chunk, EventGraph, MiniGraph
 
     parties = party_sentences(doc)
     if not parties:
@@ -1062,9 +1062,9 @@ class _Complaint:
 def _read_complaint(folder: str) -> _Complaint:
     """The complaint of ``folder`` as the design reads it: preprocessed, its facts gated by the
     embedded classifier (the sentences ``entity_list`` gets), and its gold."""
-    from argus.facts import gate_facts
+    from argus.gate.facts import gate_facts
     from argus.ingest.files import read_text_document
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
     from metrics.gold import load_gold
 
     doc, _ = gate_facts(preprocess(read_text_document(Path(folder) / "complaint.txt")), _classifier(), mode="classifier")
@@ -1078,7 +1078,7 @@ def _read_complaint(folder: str) -> _Complaint:
 
 @lru_cache(maxsize=1)
 def _classifier():
-    from argus.facts import load_fact_classifier
+    from argus.gate.facts import load_fact_classifier
 
     return load_fact_classifier()
 
@@ -1114,7 +1114,7 @@ def learned_heads(golds: list, min_docs: int = 2) -> dict[str, str]:
 def _rows(c: _Complaint, learned: dict[str, str]) -> tuple[list[EntityCandidate], list[int]]:
     """The complaint's clusters mentioned in its fact sentences, each labelled 1 where the relaxed
     alignment with the gold graph takes it."""
-    from argus.schema import EventGraph
+    from argus.graph.schema import EventGraph
     from metrics.gold import match_graphs
 
     joined = "\n".join(c.texts)

@@ -1,15 +1,15 @@
 """Encoder heads for the sentence-level design: what event a fact sentence states, and which word states it.
 
-Two logistic heads on the frozen embedded sentence encoder (all-MiniLM-L6-v2, ``argus.embeddings``),
+Two logistic heads on the frozen embedded sentence encoder (all-MiniLM-L6-v2, ``argus.models.embeddings``),
 trained on the gold graphs of the annotated complaints like the fact gate's head, stored as JSON
 (``argus/resources/event_heads_minilm.json``, no pickle):
 
 - the **type head** reads the sentence's embedding plus which keyword rule of the floor fires
-  (``argus.floor.RULES``) and gives a distribution over the schema's event types and ``none`` (the
+  (``argus.designs.floor.RULES``) and gives a distribution over the schema's event types and ``none`` (the
   sentence states no event);
 - the **trigger head** scores every word of the sentence from its contextual vector (the mean of the
-  encoder's token embeddings inside the word, ``argus.embeddings.encode_words``) and its verb form
-  (``argus.words``: past tense or participle, auxiliary, first past-tense verb, the word before it).
+  encoder's token embeddings inside the word, ``argus.models.embeddings.encode_words``) and its verb form
+  (``argus.text.words``: past tense or participle, auxiliary, first past-tense verb, the word before it).
 
 Training examples are the pipeline's own sentences of each complaint's narrative, labelled through
 the gold sentences they overlap (``metrics.gold.sentence_alignment``): the type of the gold event
@@ -35,8 +35,8 @@ from argus.designs.sentence.types import type_features
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
 from argus.paths import RESOURCES, complaints_dir
-from argus.schema import EVENT_TYPES
-from argus.words import word_spans
+from argus.graph.schema import EVENT_TYPES
+from argus.text.words import word_spans
 
 EMBEDDED_EVENT_HEADS = RESOURCES / "event_heads_minilm.json"
 FORMAT = "argus-event-heads/1"
@@ -175,7 +175,7 @@ class LabeledSentences:
 def labeled_complaints(folders: Iterable[Path]) -> list[LabeledSentences]:
     """The pipeline's narrative sentences of each annotated complaint, labelled from its gold graph."""
     from argus.ingest.files import read_text_document
-    from argus.preprocess import preprocess
+    from argus.text.preprocess import preprocess
     from metrics.gold import load_gold, sentence_alignment
 
     out = []
@@ -299,7 +299,7 @@ def _choose(f: _Features, idx: list[int], k: int = 4) -> tuple[float, float]:
 #: ``folders`` only; ``heads`` holds the parts trained before it (a part may run the design with them).
 PARTS: tuple[tuple[str, str], ...] = (("entities", "argus.designs.sentence.entities"), ("types", "argus.designs.sentence.types"),
                                       ("occurrences", "argus.designs.sentence.occurrences"),
-                                      ("edges", "argus.designs.sentence.pairs"))
+                                      ("edges", "argus.designs.sentence.edges"))
 
 
 #: whether a part trained on the design's own graphs sees graphs made out of fold (``inner_heads``): each

@@ -21,8 +21,8 @@ import re
 import numpy as np
 
 from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, opening
-from argus.schema import EVENT_TYPES
-from argus.words import lemma
+from argus.graph.schema import EVENT_TYPES
+from argus.text.words import lemma
 
 WINDOW = 2
 CLASSES = ("none", "SAME")

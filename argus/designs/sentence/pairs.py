@@ -27,8 +27,8 @@ from typing import Callable
 
 import numpy as np
 
-from argus.schema import id_order
-from argus.words import lemma, word_spans
+from argus.graph.schema import id_order
+from argus.text.words import lemma, word_spans
 
 _ISO = re.compile(r"\d{4}(?:-\d{2}){0,2}")
 
@@ -315,17 +315,6 @@ def labelled_same_rows(graphs: list[TrainingGraph], candidates: Callable, featur
     return (np.asarray(xs, dtype="float64") if xs else np.zeros((0, 0))), ys, groups, targets
 
 
-def fit_part(folders: list[Path], heads) -> dict | None:
-    """The ``edges`` part of the heads file: the temporal and the causal head, trained on the design's
-    graphs of ``folders`` (the training complaints) with ``heads``."""
-    from argus.designs.sentence import causal, temporal
-
-    graphs = training_graphs(folders, heads)
-    if len(graphs) < 2:
-        return None
-    return {"temporal": temporal.fit(graphs).to_json(), "causal": causal.fit(graphs).to_json()}
-
-
-__all__ = ["PairEvent", "PairHead", "TrainingGraph", "cue_flags", "date_order", "fit_head", "fit_part", "labelled_rows",
+__all__ = ["PairEvent", "PairHead", "TrainingGraph", "cue_flags", "date_order", "fit_head", "labelled_rows",
            "labelled_same_rows",
            "opening", "pair_events", "training_graphs"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, labelled_rows, opening
-from argus.schema import EVENT_TYPES
+from argus.graph.schema import EVENT_TYPES
 
 #: how far apart in narrative order two events may be for the temporal head to relate them
 WINDOW = 4

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from argus.schema import EventTime
+from argus.graph.schema import EventTime
 
 MONTHS = {m: i for i, m in enumerate(
     "january february march april may june july august september october november december".split(), 1)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from argus.words import AUXILIARIES, verb_form, word_spans
+from argus.text.words import AUXILIARIES, verb_form, word_spans
 
 
 def _verb_features(words: list[tuple[str, int, int]]) -> np.ndarray:
@@ -26,7 +26,7 @@ def _verb_features(words: list[tuple[str, int, int]]) -> np.ndarray:
 
 def word_features(texts: list[str], encoder: str = "embedded") -> list[tuple[list[tuple[str, int, int]], np.ndarray]]:
     """(words, feature rows) of each text for the trigger head."""
-    from argus.embeddings import encode_words
+    from argus.models.embeddings import encode_words
 
     words = [word_spans(t) for t in texts]
     vectors = encode_words(list(texts), [[(a, b) for _, a, b in ws] for ws in words], encoder)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from argus.words import lemma, word_spans
+from argus.text.words import lemma, word_spans
 
 #: the lexicon's weight beside the type head (``lexicon_type``)
 LEXICON_WEIGHT = 0.5
@@ -58,7 +58,7 @@ def _rule_features(texts: list[str]) -> np.ndarray:
 
 
 def type_features(texts: list[str], encoder: str = "embedded") -> np.ndarray:
-    from argus.embeddings import encode
+    from argus.models.embeddings import encode
 
     if not texts:
         return np.zeros((0, 0), dtype="float32")

@@ -1,0 +1,644 @@
+"""OCR cleanup, section detection and sentence segmentation with spans into the original text.
+
+The input is the text of a filed complaint as OCR produces it: running page headers
+("Case 1:21-cv-04417-JPO Document 1 Filed 05/17/21 Page 3 of 14"), page numbers, form feeds,
+words hyphenated across line breaks, numbered paragraphs, a caption block and centered headings.
+
+Nothing is deleted from the original: cleaning builds a reading text together with an offset
+map (reading-text index -> original index), so every sentence gets the span of its first and
+last character in the original text.
+
+Pipeline: lines are classified (page furniture, blank, heading, paragraph text), a heading by its
+form in any layout (``heading_strength``: capitals, Title Case, numbered, letter-spaced, with a
+colon or an underline, standing alone); headings are mapped to section kinds (``heading_kind``: the
+FACTS narrative and its lettered sub-headings, jurisdiction, parties, exhaustion, counts, prayer,
+jury demand / signature); the caption ends at its title, the first numbered paragraph, the preamble
+or the first recognized heading; body text under no recognized heading stands in section
+``unknown``; paragraph text is joined and de-hyphenated; a sentence segmenter splits each paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterable
+
+from argus.text.caption import read_case_title, read_caption
+from argus.text.documents import Document, RawDocument, Section, Sentence, SectionKind, page_at, page_starts
+
+# ----------------------------------------------------------------------------- page furniture
+
+_PAGE_HEADER = re.compile(
+    r"^\s*Case[:\s]+\S*\d+[:\-]\d{2}[-\s]?[a-z]{2}[-\s]?\d+\S*\s+.*\b(?:Document|Doc\.?|ECF)\b.*"
+    r"(?:Page\s*\d+\s*of\s*\d+|Filed\s+\S+).*$",
+    re.IGNORECASE,
+)
+_PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?(?:Page\s+)?\d{1,4}(?:\s*-)?(?:\s+of\s+\d{1,4})?\s*$", re.IGNORECASE)
+_PARA_NUMBER = re.compile(r"^(\s*)(\d{1,4})\.(\s+|$)")
+
+# Heading keywords → section kind. Checked in order; the first match wins.
+_HEADING_RULES: list[tuple[SectionKind, re.Pattern]] = [
+    ("count", re.compile(r"\b(COUNT\s+[IVXLC\d]+|CAUSE\s+OF\s+ACTION|CLAIM\s+FOR\s+RELIEF)\b", re.I)),
+    ("prayer", re.compile(r"\b(PRAYER|WHEREFORE|RELIEF\s+REQUESTED|REQUEST\s+FOR\s+RELIEF|DEMAND\s+FOR\s+RELIEF)\b", re.I)),
+    ("other", re.compile(r"\b(JURY\s+(TRIAL\s+)?DEMAND|DEMAND\s+FOR\s+(A\s+)?JURY|SIGNATURE|VERIFICATION|CERTIFICATE\s+OF\s+SERVICE|EXHIBITS?)\b", re.I)),
+    ("facts", re.compile(r"\b(FACTS|FACTUAL|STATEMENT\s+OF\s+(THE\s+)?CLAIMS?|ALLEGATIONS\s+COMMON|SUBSTANTIVE\s+ALLEGATIONS)\b", re.I)),
+    ("jurisdiction", re.compile(r"\b(JURISDICTION|VENUE)\b", re.I)),
+    ("procedural", re.compile(r"\b(ADMINISTRATIVE|EXHAUSTION|PROCEDURAL\s+(HISTORY|REQUIREMENTS|PREREQUISITES)|PREREQUISITES|CONDITIONS?\s+PRECEDENT|EEOC|CHARGE\s+OF\s+DISCRIMINATION|CLASS\s+(ACTION\s+)?ALLEGATIONS)\b", re.I)),
+    ("parties", re.compile(r"\bPARTIES\b", re.I)),
+    ("intro", re.compile(r"\b(NATURE\s+OF\s+(THE\s+)?(ACTION|CASE|CLAIMS?)|INTRODUCTION|PRELIMINARY\s+STATEMENT|SUMMARY\s+OF\s+(THE\s+)?(ACTION|CLAIMS?|CASE)|OVERVIEW)\b", re.I)),
+]
+_BACKGROUND = re.compile(r"\bBACKGROUND\b", re.I)
+
+INJECTION_PATTERNS = re.compile(
+    r"(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\s+(instructions|prompts?|directions)"
+    r"|\b(system\s+prompt|you\s+are\s+(now\s+)?(an?\s+)?(ai|assistant|language\s+model|chatgpt))\b"
+    r"|\b(output|respond\s+with|return|print)\s+(only\s+)?(the\s+following|this)\s+(json|text|string)\b",
+    re.IGNORECASE,
+)
+
+
+# ----------------------------------------------------------------------------- data shapes
+
+
+@dataclass
+class _Line:
+    start: int  # original offset of the first character of the line (after any form feed)
+    end: int  # original offset of the line's end (the newline or end of text)
+    text: str
+
+    @property
+    def stripped(self) -> str:
+        return self.text.strip()
+
+
+@dataclass
+class _Paragraph:
+    """A run of body lines between blank lines / headings / numbered starts."""
+
+    lines: list[_Line]
+    number: int | None = None
+    number_end: int | None = None  # original offset after "12.   "
+
+
+@dataclass
+class _Block:
+    kind: str  # "heading" | "paragraph"
+    paragraph: _Paragraph | None = None
+    heading: str = ""
+    span: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class CleanText:
+    """Reading text with its map back into the original."""
+
+    text: str
+    offsets: list[int] = field(default_factory=list)
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        return self.offsets[start], self.offsets[end - 1] + 1
+
+
+# ----------------------------------------------------------------------------- segmenters
+
+Segmenter = Callable[[str], list[tuple[int, int]]]
+
+
+def _spans_from_pieces(text: str, pieces: Iterable[str]) -> list[tuple[int, int]]:
+    """Locate segmenter output pieces in ``text`` in order; trims whitespace."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        idx = text.find(piece, pos)
+        if idx < 0:  # the segmenter normalized something: fall back to a whitespace-tolerant search
+            m = re.search(r"\s*".join(re.escape(t) for t in piece.split()), text[pos:])
+            if not m:
+                continue
+            idx, end = pos + m.start(), pos + m.end()
+        else:
+            end = idx + len(piece)
+        spans.append((idx, end))
+        pos = end
+    return spans
+
+
+@lru_cache(maxsize=1)
+def _pysbd():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False, char_span=False)
+
+
+def segment_pysbd(text: str) -> list[tuple[int, int]]:
+    return _spans_from_pieces(text, _pysbd().segment(text))
+
+
+@lru_cache(maxsize=1)
+def _nupunkt():
+    import nupunkt
+
+    return nupunkt
+
+
+def segment_nupunkt(text: str) -> list[tuple[int, int]]:
+    return [(a, b) for a, b in _nupunkt().sent_spans(text)]
+
+
+_ABBREV = (
+    r"Mr|Mrs|Ms|Dr|Jr|Sr|St|No|Nos|Inc|Corp|Co|Ltd|LLC|L\.L\.C|P\.C|U\.S|U\.S\.C|C\.F\.R|Gen|Stat|Ann|Admin|Code"
+    r"|Cir|Ct|Supp|App|Cal|N\.Y|Pa|Ky|R\.I|v|vs|e\.g|i\.e|et\s+seq|etc|approx|Dept|Dep't|Assn|Ave|Blvd|Rd|Ste|Jan|Feb|Mar"
+    r"|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Ex|Exh|Par|para|p|pp|§"
+)
+_RULE_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_ABBREV_END = re.compile(rf"(?:\b(?:{_ABBREV})|\b[A-Z])\.[\"'”’)\]]*$")
+
+
+def segment_rules(text: str) -> list[tuple[int, int]]:
+    """A transparent baseline: split after . ! ? unless the token is a known abbreviation or initial."""
+    spans, start = [], 0
+    for m in _RULE_BOUNDARY.finditer(text):
+        head = text[start : m.start()]
+        if _ABBREV_END.search(head.rstrip()):
+            continue
+        spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+_OPEN_QUOTES = re.compile(r"[\"“”]")
+_MISSED_BOUNDARY = re.compile(r"(?<=[.!?])([\"”’)\]]*)\s+(?=[\"“(]?[A-Z])")
+_CODE_ABBREV_END = re.compile(r"\b(?:Exec|Civ|Lab|Prac|Proc|Rev|Educ|Emp|Bus|Gov|Admin|Gen|Stat|Ann|Pub|Cons|Mun|Regs?|Ins|Fin|Jud|Penal|Code)\.$")
+_CODE_CONTINUATION = re.compile(r"\s*(?:Law|Laws|Code|Stat|Ann|Prac|Proc|Reg|§|\d)")
+_INITIAL_AFTER_REFERENCE = re.compile(r"\b(?:Exhibits?|Appendix|Attachment|and|Tab)\s+[A-Z]\.$")
+
+
+def _unbalanced_quote(s: str) -> bool:
+    return len(_OPEN_QUOTES.findall(s)) % 2 == 1
+
+
+def segment_legal(text: str) -> list[tuple[int, int]]:
+    """nupunkt, repaired for pleadings.
+
+    Two repairs, each measured on the annotated complaints: (1) a quotation that runs over several
+    sentences stays one sentence ("He said, \"Stop. Now.\""), (2) a boundary after a reference
+    letter ("attached as Exhibit B. Ms. Ashworth ...") or after a closing parenthesis/quote that
+    nupunkt missed is split when the left part ends like a sentence.
+    """
+    spans = segment_nupunkt(text)
+    split: list[tuple[int, int]] = []
+    for a, b in spans:
+        start = a
+        for m in _MISSED_BOUNDARY.finditer(text, a, b):
+            left = text[start : m.start() + len(m.group(1))].rstrip()
+            if len(left) < 12 or _unbalanced_quote(left):
+                continue
+            if _ABBREV_END.search(left) and not _INITIAL_AFTER_REFERENCE.search(left):
+                continue
+            split.append((start, start + len(left)))
+            start = m.end()
+        split.append((start, b))
+    merged: list[tuple[int, int]] = []
+    for a, b in split:
+        if merged and (
+            _unbalanced_quote(text[merged[-1][0] : merged[-1][1]])
+            or (_CODE_ABBREV_END.search(text[merged[-1][0] : merged[-1][1]]) and _CODE_CONTINUATION.match(text, a))
+        ):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
+
+
+SEGMENTERS: dict[str, Segmenter] = {
+    "legal": segment_legal,
+    "nupunkt": segment_nupunkt,
+    "pysbd": segment_pysbd,
+    "rules": segment_rules,
+}
+DEFAULT_SEGMENTER = "legal"
+
+
+# ----------------------------------------------------------------------------- line analysis
+
+
+def _lines(text: str) -> list[_Line]:
+    out, pos = [], 0
+    for raw in text.split("\n"):
+        start = pos
+        body = raw
+        # form feeds start a new page: skip them (they stay in the original text)
+        while body.startswith("\f"):
+            body = body[1:]
+            start += 1
+        body = body.replace("\f", " ").replace("\r", "")
+        out.append(_Line(start, pos + len(raw), body))
+        pos += len(raw) + 1
+    return out
+
+
+def is_page_furniture(line: str) -> bool:
+    s = line.strip()
+    return bool(s) and (bool(_PAGE_HEADER.match(s)) or bool(_PAGE_NUMBER.match(s)))
+
+
+def _upper_ratio(s: str) -> float:
+    letters = [c for c in s if c.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(c.isupper() for c in letters) / len(letters)
+
+
+# Words a Title Case heading leaves in lower case ("Statement of the Facts", "Plaintiff v. Acme").
+_SMALL_WORDS = frozenset("a an the and or nor but of in on to for by at as with from into upon under v vs et al per via "
+                         "its his her their".split())
+_NUMERAL = re.compile(r"^(?:(?P<n>[IVXLC]{1,6}|[A-Z]|\d{1,2})[.)]|\((?:[A-Za-z]|\d{1,2}|[ivx]{1,4})\))\s+")
+_LETTER = re.compile(r"^[A-H][.)]\s")  # a lettered sub-heading: "A. Plaintiff's Employment"
+_RULE_LINE = re.compile(r"^[-_=*~.\s]{3,}$")  # an underline or a rule between parts
+_LETTER_SPACED = re.compile(r"^(?:[A-Za-z&][ \t]{1,4}){2,}[A-Za-z][.:]?$")  # "F A C T S", "S T A T E M E N T   O F …"
+_COLUMN_LINE = re.compile(r"\s{2,}[)§|]\s|\s{2,}[)§|]$")  # a caption's column separator
+_NOT_HEADING = re.compile(r"^(?:Dated?|Respectfully|By|/s/|s/|Tel(?:ephone)?|Phone|Fax|E-?mail|Attorneys?\s+for|"
+                          r"Counsel\s+for|Of\s+Counsel|cc|Re|From|To|Subject|Sent|Signed|Sincerely)\b", re.I)
+_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+
+
+def _title_case(s: str, strict: bool = False) -> bool:
+    """Whether the words of ``s`` other than small words start with a capital, all but one at most
+    (and three in four at least; all of them when ``strict``): "Statement of Facts", "Plaintiff's
+    Employment and Strong Performance", "B. Plaintiff Complains to HR"."""
+    words = [w for w in _WORD.findall(s) if w.lower().rstrip(".") not in _SMALL_WORDS and len(w) > 1]
+    lower = sum(not w[0].isupper() for w in words)
+    return bool(words) and lower <= (0 if strict else 1) and lower <= len(words) / 4
+
+
+def heading_strength(line: str, continuation: bool = False) -> int:
+    """How surely a line is (part of) a heading by its form, whatever its case or place on the line.
+
+    0: no heading (a sentence, a numbered paragraph, a caption column, a signature line);
+    1: a heading when it stands alone, a blank line or a numbered paragraph after it (Title Case
+    "Statement of Facts", a lettered "B. Plaintiff complains to HR");
+    2: a heading even when text follows on the next line (capitals, letter-spaced "F A C T S",
+    numbered "IV. Factual Allegations", a trailing colon "Statement of Claim:").
+    ``continuation``: the line continues a heading begun above (its first word may be small).
+    """
+    s = line.strip()
+    if not s or len(s) > 220 or _COLUMN_LINE.search(s) or _NOT_HEADING.match(s):
+        return 0
+    m = _NUMERAL.match(s)
+    rest = s[m.end():] if m else s
+    letters = list(filter(str.isalpha, rest))
+    if len(letters) + (sum(map(str.isalpha, s[: m.end()])) if m else 0) < 3:
+        return 0
+    if _LETTER_SPACED.match(s):
+        return 2
+    if not m and s[0].isdigit():  # a street address, a statute, a date
+        return 0
+    arabic = bool(m and (m.group("n") or "").isdigit())
+    if len(letters) >= 3 and sum(map(str.isupper, letters)) >= 0.85 * len(letters):  # capitals
+        return 0 if s.endswith((",", ";")) or (arabic and len(s) > 120) else 2
+    if s.endswith((".", ";", ",", "!", "?")) or len(_WORD.findall(rest)) > 24:
+        return 0
+    if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
+        return 0
+    first = _WORD.search(rest)
+    # "12." numbers paragraphs: it numbers a heading only in full Title Case ("4. Factual Allegations")
+    title = _title_case(rest, strict=arabic) and first is not None and (continuation or first.group(0)[0].isupper())
+    if title:
+        return 2 if (m and not arabic) or s.endswith(":") else 1
+    if m and not arabic and len(s) < 160:  # a lettered or Roman sub-heading in sentence case
+        return 1
+    return 0
+
+
+def _despace(heading: str) -> str:
+    """A letter-spaced heading as words ("F A C T S" → "FACTS"); other headings unchanged."""
+    if not _LETTER_SPACED.match(heading.strip()):
+        return heading
+    return " ".join(w.replace(" ", "").replace("\t", "") for w in re.split(r"\s{2,}", heading.strip()))
+
+
+def heading_kind(heading: str, current: SectionKind | None) -> SectionKind | None:
+    """Map a heading to a section kind; ``None`` when unrecognized.
+
+    The heading is read in any case, letter-spaced ("F A C T S"), with its numeral ("IV.") and with
+    words that PDF extraction split ("ALLEGATI ONS"). A lettered sub-heading ("B. The EEOC Charge")
+    under the FACTS stays there unless it opens counts, the prayer or the closing parts.
+    """
+    h = _repair_split_words(re.sub(r"\s+", " ", _despace(heading)).strip())
+    h = _NUMERAL.sub("", h, count=1)
+    kind = _heading_rule(h)
+    if current == "facts" and _LETTER.match(heading.strip()) and kind not in ("count", "prayer", "other"):
+        return None
+    return kind
+
+
+def _heading_rule(h: str) -> SectionKind | None:
+    head_part = re.split(r"\s[-–—:]\s|:\s", h, maxsplit=1)[0]
+    for kind, rx in _HEADING_RULES:
+        if rx.search(head_part):
+            return kind
+    if _BACKGROUND.search(head_part):
+        return "facts"
+    for kind, rx in _HEADING_RULES:
+        if rx.search(h) and kind in ("count", "facts"):
+            return kind
+    return None
+
+
+def _heading_words() -> frozenset[str]:
+    words = set()
+    for _, rx in _HEADING_RULES:
+        words.update(w.lower() for w in re.findall(r"[A-Z]{3,}", rx.pattern))
+    return frozenset(words | {"background", "allegations", "substantive"})
+
+
+_HEADING_WORDS = _heading_words()
+
+
+def _repair_split_words(h: str) -> str:
+    """Join the pieces of a heading word that PDF extraction split with a space ("ALLEGATI ONS")."""
+    words = h.split(" ")
+    out: list[str] = []
+    for w in words:
+        if out and out[-1].isalpha() and w.isalpha() and (out[-1] + w).lower() in _HEADING_WORDS \
+                and not (out[-1].lower() in _HEADING_WORDS and w.lower() in _HEADING_WORDS):
+            out[-1] += w
+        else:
+            out.append(w)
+    return " ".join(out)
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def _blocks(lines: list[_Line]) -> list[_Block]:
+    """Group body lines into headings and paragraphs, ignoring page furniture.
+
+    A paragraph continues across a page break: blank lines that only surround page furniture
+    do not end it.
+    """
+    content: list[tuple[_Line, bool, bool]] = []  # (line, after a real blank line, after a page break)
+    gap: list[bool] = []  # a blank line before the line, page break or not: what a heading stands alone by
+    blank_pending = any_blank = False
+    furniture_since_text = False
+    for ln in lines:
+        s = ln.stripped
+        if not s or _RULE_LINE.match(s):  # an underline or a rule reads as a blank line
+            blank_pending = any_blank = True
+            continue
+        if is_page_furniture(s):
+            furniture_since_text = True
+            blank_pending = False
+            continue
+        # Blank lines that surround page furniture belong to the page break, not to the text.
+        content.append((ln, blank_pending and not furniture_since_text, furniture_since_text))
+        gap.append(any_blank)
+        blank_pending = any_blank = False
+        furniture_since_text = False
+
+    blocks: list[_Block] = []
+    i = 0
+    cur: _Paragraph | None = None
+
+    def flush():
+        nonlocal cur
+        if cur and cur.lines:
+            blocks.append(_Block("paragraph", paragraph=cur, span=(cur.lines[0].start, cur.lines[-1].end)))
+        cur = None
+
+    while i < len(content):
+        ln, real_blank, after_break = content[i]
+        s = ln.stripped
+        next_blank = i + 1 >= len(content) or gap[i + 1]
+        starts_block = real_blank or cur is None or (after_break and _ends_sentence(cur))
+        strength = 0
+        if starts_block:
+            strength = heading_strength(s)
+        elif _ends_sentence(cur) and s[0].isalnum() and not s.endswith((".", ")", "\"", "”")):
+            # text taken from a PDF has no blank lines: a heading may follow a sentence's end directly,
+            # in Title Case only before a numbered paragraph
+            strength = heading_strength(s)
+            if strength == 1 and not (i + 1 < len(content) and _PARA_NUMBER.match(content[i + 1][0].text)):
+                strength = 0
+        if strength:
+            # Gather heading continuation lines (wrapped headings) until a blank line.
+            heading_lines = [ln]
+            j = i + 1
+            while j < len(content) and not content[j][1] and heading_strength(content[j][0].stripped, continuation=True) \
+                    and not _PARA_NUMBER.match(content[j][0].text):
+                heading_lines.append(content[j][0])
+                j += 1
+            after = content[j][0].stripped if j < len(content) else ""
+            block_ends = j >= len(content) or gap[j] or _PARA_NUMBER.match(content[j][0].text)
+            # a strong heading may run straight into its first paragraph (text taken from a PDF)
+            runs_on = strength == 2 and len(heading_lines) == 1 and (len(s) <= 60 or s.endswith(":")) \
+                and bool(re.match(r"[\"“(\[]?[A-Z0-9]", after))
+            if block_ends or next_blank or runs_on:
+                flush()
+                text = " ".join(h.stripped for h in heading_lines)
+                blocks.append(_Block("heading", heading=text, span=(heading_lines[0].start, heading_lines[-1].end)))
+                i = j
+                continue
+        m = _PARA_NUMBER.match(ln.text)
+        if m and (cur is None or real_blank or _ends_sentence(cur)):  # a numbered paragraph starts
+            flush()
+            cur = _Paragraph([ln], number=int(m.group(2)), number_end=ln.start + m.end())
+        elif real_blank or cur is None:
+            flush()
+            cur = _Paragraph([ln])
+        else:
+            cur.lines.append(ln)
+        i += 1
+    flush()
+    return blocks
+
+
+def _ends_sentence(p: _Paragraph) -> bool:
+    last = p.lines[-1].stripped
+    return bool(re.search(r"[.!?:;\"”')]$", last))
+
+
+def _clean_paragraph(p: _Paragraph, original: str) -> CleanText:
+    """Join a paragraph's lines into reading text: de-hyphenate, collapse whitespace, map offsets."""
+    chars: list[str] = []
+    offs: list[int] = []
+    for k, ln in enumerate(p.lines):
+        begin = ln.start
+        if k == 0 and p.number_end is not None:
+            begin = p.number_end
+        # leading indentation
+        line_text = original[begin : ln.end].replace("\r", "")
+        lead = len(line_text) - len(line_text.lstrip())
+        begin += lead
+        seg = original[begin : ln.end].rstrip()
+        if not seg:
+            continue
+        if chars:
+            if chars[-1] == "-" and len(chars) >= 2 and chars[-2].isalnum() and seg[0].isalnum():
+                chars.pop()
+                offs.pop()
+            else:
+                chars.append(" ")
+                offs.append(offs[-1] + 1)
+        for j, c in enumerate(seg):
+            if c in "\t\f\r":
+                c = " "
+            if c == " " and chars and chars[-1] == " ":
+                continue
+            chars.append(c)
+            offs.append(begin + j)
+    return CleanText("".join(chars), offs)
+
+
+_TITLE_LINE = re.compile(r"^(?:(?:CIVIL|CLASS)\s+ACTION\s+)?(?:(?:FIRST|SECOND|THIRD)\s+)?(?:VERIFIED\s+|AMENDED\s+)*"
+                         r"(?:COMPLAINT|PETITION)\b", re.I)
+_PREAMBLE = re.compile(r"\b(?:alleges?|avers?|states?|complains?)\b[^.]{0,120}?\b(?:as\s+follows|upon\s+(?:personal\s+)?"
+                       r"knowledge|on\s+information\s+and\s+belief)", re.I)
+_CAPTION_CUES = (
+    re.compile(r"\b(?:DISTRICT|SUPERIOR|SUPREME|CIRCUIT|COUNTY)\s+COURT\b|\bCOURT\s+OF\b", re.I),
+    re.compile(r"^\s*(?:v\.?|vs\.?|versus|-\s*against\s*-)\s*$|\S\s+v\.\s+\S", re.I | re.M),
+    re.compile(r"(?:^|\s)(?:Plaintiffs?|Defendants?|Petitioners?|Respondents?)[.,;]?\s*(?:\)|$)", re.I | re.M),
+    re.compile(r"\b(?:Case|Civil\s+Action|Docket|Index|Cause)\s*(?:No|Number|#)|\b\d{1,2}:\d{2}-?[a-z]{2}-?\d{3,6}", re.I),
+)
+
+
+def _caption_end(blocks: list[_Block], text: str) -> int:
+    """Index of the first block of the body; 0 when the text opens with no caption.
+
+    The caption ends at the title ("COMPLAINT AND JURY DEMAND", on a line of its own), the first
+    numbered paragraph, the preamble ("Plaintiff …, by counsel, alleges as follows") or the first
+    recognized heading, whichever comes first, and only when what precedes reads as a caption
+    (at least two of: a court, "v.", a party label, a case number).
+    """
+    end = None
+    for k, b in enumerate(blocks):
+        if b.kind == "heading":
+            if _TITLE_LINE.match(_despace(b.heading)):
+                end = k + 1
+                break
+            if heading_kind(b.heading, None) is not None:
+                end = k
+                break
+        elif b.paragraph is not None and (b.paragraph.number is not None or _PREAMBLE.search(
+                " ".join(ln.stripped for ln in b.paragraph.lines[:4]))):
+            end = k
+            break
+    if not end:
+        return 0
+    opening = text[: blocks[end].span[0] if end < len(blocks) else len(text)]
+    return end if sum(bool(rx.search(opening)) for rx in _CAPTION_CUES) >= 2 else 0
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def find_injection_sentences(sentences: list[Sentence]) -> list[str]:
+    """Ids of sentences that look like instructions aimed at a language model."""
+    return [s.id for s in sentences if INJECTION_PATTERNS.search(s.text)]
+
+
+def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER) -> Document:
+    """Turn a raw complaint text into a ``Document`` with sections and spanned sentences."""
+    seg = SEGMENTERS[segmenter] if isinstance(segmenter, str) else segmenter
+    text = raw.text
+    blocks = _blocks(_lines(text))
+    warnings = list(raw.warnings)
+
+    first_body = _caption_end(blocks, text)
+    sections: list[Section] = []
+    sentences: list[Sentence] = []
+    current: SectionKind = "unknown"
+    current_heading = ""
+    sec_start = 0
+    saw_heading = False
+
+    def open_section(kind: SectionKind, heading: str, start: int):
+        nonlocal current, current_heading, sec_start
+        if sections:
+            sections[-1] = sections[-1].model_copy(update={"span": (sections[-1].span[0], start)})
+        sections.append(Section(heading=heading, kind=kind, span=(start, len(text))))
+        current, current_heading, sec_start = kind, heading, start
+
+    if first_body > 0:
+        sections.append(Section(heading="", kind="caption", span=(0, len(text))))
+
+    for k, b in enumerate(blocks):
+        if k < first_body:
+            continue
+        if b.kind == "heading":
+            # Unrecognized: a sub-heading of the current section (e.g. "A. The Harassment Begins").
+            kind = heading_kind(b.heading, current) or current
+            saw_heading = True
+            open_section(kind, b.heading, b.span[0])
+            continue
+        if not sections or sections[-1].kind == "caption":  # body text before any heading
+            open_section(current, current_heading, b.span[0])
+        para = b.paragraph
+        assert para is not None
+        clean = _clean_paragraph(para, text)
+        if not clean.text.strip():
+            continue
+        for a, z in seg(clean.text):
+            while a < z and clean.text[a].isspace():
+                a += 1
+            while z > a and clean.text[z - 1].isspace():
+                z -= 1
+            if z <= a:
+                continue
+            span = clean.original_span(a, z)
+            sentences.append(
+                Sentence(
+                    id=f"S{len(sentences) + 1}",
+                    text=clean.text[a:z],
+                    span=span,
+                    section=current,
+                    section_heading=current_heading,
+                    paragraph=para.number,
+                )
+            )
+
+    if raw.metadata.get("pages") or "\f" in text:  # a paged source: each sentence's page, for citing the filing
+        starts = page_starts(text)
+        for s in sentences:
+            s.page = page_at(starts, s.span[0])
+    facts = [s.id for s in sentences if s.section == "facts"]
+    found = bool(facts)
+    if not found:
+        excluded = {"caption", "jurisdiction", "procedural", "count", "prayer", "other"}
+        facts = [s.id for s in sentences if s.section not in excluded] or [s.id for s in sentences]
+        warnings.append(
+            "no FACTS heading found (like 'FACTUAL ALLEGATIONS', 'STATEMENT OF FACTS', 'Statement of Claim'"
+            + ("" if saw_heading else "; no section headings at all")
+            + f"): the fact gate reads all {len(facts)} body sentences"
+            + (f" of {len(sentences)}" if len(facts) != len(sentences) else "")
+            + " by what each one says"
+        )
+    suspicious = find_injection_sentences(sentences)
+    if suspicious:
+        warnings.append(
+            "sentences that read like instructions to a language model were found and are treated as "
+            f"complaint content only: {', '.join(suspicious[:20])}"
+        )
+    caption_end = next((s.span[0] for s in sections if s.kind != "caption"), None) if sections else None
+    # no caption: an opinion or a brief still names its parties in its case title
+    caption = read_caption(text, caption_end) if sections and sections[0].kind == "caption" else read_case_title(text)
+    if caption is not None:
+        warnings.extend(caption.notes)
+    return Document(
+        doc_id=raw.doc_id,
+        source=raw.source,
+        text=text,
+        sections=sections,
+        sentences=sentences,
+        facts_section_found=found,
+        pleading=first_body > 0 or sum(b.paragraph is not None and b.paragraph.number is not None for b in blocks) >= 3,
+        narrative_ids=facts,
+        warnings=warnings,
+        metadata=dict(raw.metadata),
+        caption=caption,
+    )
