@@ -41,6 +41,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import warnings
@@ -517,11 +518,17 @@ def ctrl_c_stops(stop: StopConditions):
     """Ctrl-C (SIGINT) and SIGTERM mark ``stop`` interrupted (and raise ``KeyboardInterrupt`` where the run
     is): the campaign ends as after a stop file — the trial running is queued again, status.json says
     ``stopped`` with the reason — and the same command resumes it. The previous handlers are back
-    afterwards. Only the main thread can install a handler: elsewhere nothing changes."""
+    afterwards. Only the main thread can install a handler: elsewhere nothing changes.
+
+    A signal can land while a finalizer runs (a library's ``__del__`` during garbage collection), where
+    Python cannot raise: it prints the ``KeyboardInterrupt`` as an ignored exception, with a traceback,
+    and goes on. The stop is not lost (``stop`` is marked, and the campaign checks it between GEPA
+    iterations and phases), so that report is not printed while the block runs."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
 
     def on_signal(signum, frame):
         stop.interrupted = True
@@ -529,11 +536,18 @@ def ctrl_c_stops(stop: StopConditions):
             stop.reason = "terminated (SIGTERM); run the same command again to resume"
         raise KeyboardInterrupt
 
+    def unraisable(info) -> None:
+        if stop.interrupted and isinstance(info.exc_value, KeyboardInterrupt):
+            return  # our interrupt, raised inside a finalizer: the stop flag carries it
+        previous_hook(info)
+
     for sig in previous:
         signal.signal(sig, on_signal)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

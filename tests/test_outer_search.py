@@ -123,3 +123,32 @@ def test_the_report_names_the_sampler_and_its_random_draws(tmp_path, search, exp
     path.write_text(json.dumps(data))
     page = write_report(tmp_path).read_text()
     assert "outer search" in page and str(escape(expected)) in page
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # pytest's hook reports it so
+def test_a_sigterm_landing_in_a_finalizer_prints_no_traceback_and_still_stops(tmp_path, capsys):
+    """A signal that arrives while a library's ``__del__`` runs cannot raise there: Python reports the
+    KeyboardInterrupt as an ignored exception with a traceback (a campaign stopped by SIGTERM printed one
+    from the regex package's finalizer). Inside ``ctrl_c_stops`` that report is not printed, and the stop
+    is kept."""
+    import gc
+    import signal
+
+    from argus.models.ledger import CostLedger
+    from optimizers.budget import StopConditions
+    from optimizers.scheduler import ctrl_c_stops
+
+    stop = StopConditions(stop_file=tmp_path / "STOP", ledger=CostLedger(), spent_before=0.0, max_usd=None,
+                          deadline=None)
+
+    class Finalized:
+        def __del__(self):
+            signal.raise_signal(signal.SIGTERM)  # the handler runs here, inside the finalizer
+
+    hook = __import__("sys").unraisablehook
+    with ctrl_c_stops(stop):
+        Finalized()
+        gc.collect()
+    assert "Traceback" not in capsys.readouterr().err
+    assert stop.interrupted and "SIGTERM" in stop.check()
+    assert __import__("sys").unraisablehook is hook and signal.getsignal(signal.SIGTERM) is not None
