@@ -291,12 +291,16 @@ def test_sigterm_mid_trial_stops_cleanly_and_the_resume_runs_beside_an_extractio
     parses, with no temporary file left."""
     from argus.graph.schema import DocumentEKG
 
-    proc = _child(tmp_path, "first", "--delay", "0.05")
+    first_hold = tmp_path / "hold-first"
+    first_hold.write_text("")  # the 11th LM call and later ones wait while it exists: the trial cannot end first
+    proc = _child(tmp_path, "first", "--delay", "0.05", "--slow-while", str(first_hold))
     run = tmp_path / "runs" / NAME
     _wait_phase(proc, run, tmp_path / "first.log", "gepa")
     time.sleep(0.5)  # a few GEPA calls in
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    first_hold.unlink()  # the held call returns; the stop must still come before the trial's end
     code = _finish(proc, tmp_path / "first.log", timeout=60)
     took = time.monotonic() - t0
     out = (tmp_path / "first.log").read_text()
