@@ -216,6 +216,15 @@ class MergeConfig(_Strict):
     embedding_model: str = "embedded"
 
 
+class EncoderConfig(_Strict):
+    runtime: Literal["auto", "onnx", "onnx-int8", "openvino", "openvino-bf16", "torch"] = Field(
+        default="auto",
+        description="Runtime of the sentence encoder (argus.models.encoders): auto (for the embedded encoder and "
+                    "other local sentence-transformers folders: OpenVINO in bfloat16 on a CPU that computes it "
+                    "natively, ONNX Runtime fp32 elsewhere; torch for other encoders), onnx, onnx-int8, openvino, "
+                    "openvino-bf16, torch; $ARGUS_ENCODER_RUNTIME when set overrides auto")
+
+
 class ConcurrencyConfig(_Strict):
     """How much runs at once (see ``argus.models.concurrency``). Outputs do not depend on it: given the same
     LM answers, a run at any concurrency writes the graphs a sequential run writes."""
@@ -267,6 +276,7 @@ class ArgusConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     sentence: SentenceConfig = Field(default_factory=SentenceConfig)
     merge: MergeConfig = Field(default_factory=MergeConfig)
+    encoder: EncoderConfig = Field(default_factory=EncoderConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     concurrency: ConcurrencyConfig = Field(default_factory=ConcurrencyConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)

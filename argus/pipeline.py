@@ -35,7 +35,7 @@ from argus.config import ArgusConfig
 from argus.designs import baselines, chunked, sentence
 from argus.designs.run import DocumentRun, warn_once
 from argus.text.documents import Document, RawDocument
-from argus.models.embeddings import configure_embedding_store
+from argus.models.embeddings import configure_embedding_store, configure_encoder_runtime
 from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.gate.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.designs.sentence.heads import EventHeads, load_event_heads
@@ -86,6 +86,7 @@ class ArgusPipeline(dspy.Module):
         self.slots = Slots(self.config.concurrency.max_in_flight)
         self._building = threading.Lock()
         configure_cache(self.config.cache_dir)
+        configure_encoder_runtime(None if self.config.encoder.runtime == "auto" else self.config.encoder.runtime)
 
     def forward(self, document, chunk: Chunk | None = None):
         if chunk is not None:

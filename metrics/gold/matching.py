@@ -33,7 +33,6 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from metrics.gold.document import GoldDocument
 from metrics.gold.edges import score_edges
@@ -55,6 +54,8 @@ def _assign(n: int, m: int, pairs: dict[tuple[int, int], float]) -> list[tuple[i
     w = np.zeros((n, m))
     for (i, j), q in pairs.items():
         w[i, j] = 1.0 + max(0.0, min(1.0, q)) * scale
+    from scipy.optimize import linear_sum_assignment  # here: extraction imports this package, not scipy
+
     rows, cols = linear_sum_assignment(w, maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols) if w[i, j] > 0]
 

@@ -1,0 +1,177 @@
+"""The encoder runtimes and the single pass: each sentence goes through the encoder once per run, and the
+ONNX export of the embedded MiniLM gives the eager model's vectors without importing torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from argus.errors import ConfigError
+from argus.models import embeddings
+from argus.models.encoders import ModelFolder, choose_runtime
+from tests.conftest import PROJECT
+
+TEXTS = ["Plaintiff was hired as a line supervisor in March 2019.",
+         "On June 3, 2020, her manager told her that she was too old for the role.",
+         "She was terminated two weeks after filing a complaint with human resources.",
+         "Defendant's stated reason — poor performance — was pretext."]
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """Passes and in-memory encodings of this test only, on ONNX Runtime fp32 unless the test sets another."""
+    monkeypatch.setattr(embeddings, "PASSES", embeddings._Passes())
+    monkeypatch.setattr(embeddings, "_RECENT", embeddings.OrderedDict())
+    monkeypatch.setattr(embeddings, "_RUNTIME_ASKED", ["onnx"])
+    store = embeddings.EmbeddingStore()
+    monkeypatch.setattr(embeddings, "EMBEDDING_STORE", store)
+    return embeddings
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    from argus.text.words import word_spans
+
+    return [(a, b) for _, a, b in word_spans(text)]
+
+
+def test_auto_is_openvino_bf16_on_a_bf16_cpu_onnx_elsewhere_and_torch_for_a_hub_name(monkeypatch):
+    from argus.models import encoders
+
+    monkeypatch.setattr(embeddings, "_RUNTIME_ASKED", ["auto"])
+    embeddings._runtime_of.cache_clear()
+    assert embeddings.runtime_of("embedded") == ("openvino-bf16" if encoders.native_bf16() else "onnx")
+    assert embeddings.runtime_of("intfloat/e5-small-v2") == "torch"
+    monkeypatch.setattr(encoders, "native_bf16", lambda: False)
+    assert choose_runtime("auto", embeddings._folder("embedded")) == "onnx"
+    monkeypatch.setattr(encoders, "native_bf16", lambda: True)
+    assert choose_runtime("auto", embeddings._folder("embedded")) == "openvino-bf16"
+    with pytest.raises(ConfigError, match="encoder.runtime"):
+        choose_runtime("onnx", None)
+    with pytest.raises(ConfigError, match="must be one of"):
+        choose_runtime("tensorrt", None)
+    with pytest.raises(ConfigError, match="must be one of"):
+        embeddings.configure_encoder_runtime("fast")
+
+
+def test_the_embedded_folder_is_read_without_sentence_transformers():
+    folder = ModelFolder.read(embeddings.resolve_encoder_path("embedded"), "embedded@x")
+    assert folder is not None
+    assert (folder.pooling, folder.dim, folder.max_seq_length) == ("mean", 384, 256)
+
+
+def test_onnx_gives_the_eager_models_sentence_and_word_vectors(fresh):
+    onnx_vectors = fresh.encode(TEXTS)
+    onnx_words = fresh.encode_words(TEXTS, [_spans(t) for t in TEXTS])
+    fresh.configure_encoder_runtime("torch")
+    torch_vectors = fresh.encode(TEXTS)
+    torch_words = fresh.encode_words(TEXTS, [_spans(t) for t in TEXTS])
+    # and what sentence-transformers' own encode gives
+    reference = fresh.load_encoder("embedded").encode(TEXTS, normalize_embeddings=True)
+    assert onnx_vectors.shape == (4, 384) and onnx_vectors.dtype == np.float32
+    assert np.abs(onnx_vectors - reference).max() < 1e-5
+    assert np.abs(torch_vectors - reference).max() < 1e-5
+    for a, b, t in zip(onnx_words, torch_words, TEXTS):
+        assert a.shape == (len(_spans(t)), 384)
+        assert np.abs(a - b).max() < 1e-4
+        assert np.all(np.abs(a).sum(axis=1) > 0)  # every word has tokens inside it
+
+
+@pytest.mark.parametrize("runtime", ["openvino", "openvino-bf16", "onnx-int8"])
+def test_the_other_runtimes_give_close_vectors(fresh, runtime):
+    """OpenVINO fp32 gives the fp32 vectors; bfloat16 and int8 come close (the graphs they give are measured
+    by bench/encoders.py)."""
+    reference = fresh.encode(TEXTS)
+    fresh.configure_encoder_runtime(runtime)
+    got = fresh.encode(TEXTS)
+    cosine = (got * reference).sum(axis=1).min()
+    assert cosine > {"openvino": 1 - 1e-6, "openvino-bf16": 0.999, "onnx-int8": 0.9}[runtime]
+    words = fresh.encode_words(TEXTS, [_spans(t) for t in TEXTS])
+    assert [w.shape for w in words] == [(len(_spans(t)), 384) for t in TEXTS]
+
+
+def test_each_text_goes_through_the_encoder_once(fresh):
+    fresh.encode(TEXTS)
+    assert fresh.PASSES.forwarded == len(TEXTS)
+    fresh.encode(TEXTS[1:3])  # a subset, as the type head asks after the fact gate
+    fresh.encode_words(TEXTS[1:3], [_spans(t) for t in TEXTS[1:3]])  # the trigger head's word vectors
+    fresh.encode(TEXTS + TEXTS)  # a list with repeats
+    assert fresh.PASSES.forwarded == len(TEXTS)
+    fresh.encode(["A sentence the run has not seen."])
+    assert fresh.PASSES.forwarded == len(TEXTS) + 1
+
+
+def test_requests_at_once_are_served_together_and_share_their_texts(fresh):
+    """Eight threads (documents of a batch) ask at once for overlapping lists: every text is encoded once and
+    every caller gets its own texts' vectors, in its own order."""
+    lists = [[TEXTS[(i + k) % 4] + f" ({k % 3})" for k in range(5)] for i in range(8)]
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(8)
+
+    def ask(i):
+        start.wait()
+        got[i] = fresh.encode(lists[i])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    distinct = {t for ts in lists for t in ts}
+    assert fresh.PASSES.forwarded == len(distinct)
+    fresh.configure_encoder_runtime("torch")
+    for i, texts in enumerate(lists):
+        assert np.abs(got[i] - fresh.encode(texts)).max() < 1e-5
+
+
+def test_an_encoder_failure_reaches_every_caller_and_the_next_call_works(fresh, monkeypatch):
+    runtime = fresh.encoder_runtime("embedded")
+    real = runtime.forward
+    calls = []
+
+    def broken(texts):
+        calls.append(texts)
+        raise RuntimeError("the runtime fell over")
+
+    monkeypatch.setattr(runtime, "forward", broken)
+    with pytest.raises(RuntimeError, match="fell over"):
+        fresh.encode(TEXTS)
+    monkeypatch.setattr(runtime, "forward", real)
+    assert fresh.encode(TEXTS).shape == (4, 384)
+
+
+def test_the_memo_keeps_within_its_byte_budget(fresh, monkeypatch):
+    monkeypatch.setattr(fresh._Passes, "MAX_BYTES", 60_000)
+    for i in range(30):
+        fresh.encode_words([f"Sentence number {i} tells of a meeting on May {i % 28 + 1}, 2021."], [[(0, 8)]])
+    assert fresh.PASSES._bytes <= 60_000 + 40 * 384 * 4
+    assert 0 < len(fresh.PASSES._memo) < 30
+
+
+COLD = """
+import json, sys
+sys.argv = ["argus", "extract", sys.argv[1], "--out", sys.argv[2], "--cache-dir", sys.argv[3], "--no-graphml"]
+from argus.cli import main  # as the argus command imports it: the argument list is known
+try:
+    main()
+except SystemExit as stop:
+    assert not stop.code, stop.code
+heavy = ["torch", "transformers", "sentence_transformers", "sklearn", "scipy", "pandas"]
+print(json.dumps({m: m in sys.modules for m in heavy}))
+"""
+
+
+def test_extracting_a_complaint_imports_no_torch(tmp_path, dev_dirs):
+    """``argus extract`` with the offline default: the encoder runs on ONNX Runtime, and neither torch nor
+    the libraries around it are imported."""
+    doc = dev_dirs[0] / "complaint.txt"
+    done = subprocess.run([sys.executable, "-c", COLD, str(doc), str(tmp_path / "out"), str(tmp_path / "cache")],
+                          cwd=PROJECT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == dict.fromkeys(
+        ["torch", "transformers", "sentence_transformers", "sklearn", "scipy", "pandas"], False)
+    assert list((tmp_path / "out").glob("*.ekg.json"))
