@@ -363,8 +363,9 @@ def test_a_garbled_or_truncated_cache_is_set_aside_with_a_warning(tmp_path):
     the cache is usable again (a fresh, whole ``cache.db`` in each place)."""
     src = _docs(tmp_path / "in", {"doc": 400})
     cache = tmp_path / "cache"
-    made = subprocess.run([sys.executable, "-c", "import sys; from argus.pipeline import configure_cache; "
-                           "configure_cache(sys.argv[1])", str(cache)], env=_env(), capture_output=True, text=True)
+    made = subprocess.run([sys.executable, "-c", "import sys, dspy; from argus.pipeline import configure_cache; "
+                           "configure_cache(sys.argv[1]); dspy.cache.disk_cache  # a new cache opens on first use",
+                           str(cache)], env=_env(), capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     truncated, garbled, junk = (cache / "dspy" / f"{n:03d}" / "cache.db" for n in (0, 1, 2))
     assert all(p.stat().st_size > 0 for p in (truncated, garbled, junk))
