@@ -22,6 +22,7 @@ inside the training complaints.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import Counter
 
 import numpy as np
@@ -64,11 +65,17 @@ _DIST = (1, 2, 3, 5, 8, 15)
 
 def _names(a: PairEvent, b: PairEvent) -> bool:
     """Whether ``b``'s sentence names ``a``: its trigger lemma or its type's words."""
-    trig = lemma(a.trigger.split()[0]) if a.trigger.split() else ""
-    low = b.text.lower()
-    if trig and len(trig) > 3 and (trig in b.lemmas or trig in low):
+    return _named(a.trigger, a.type, b.text, b.lemmas)
+
+
+@lru_cache(maxsize=16384)
+def _named(trigger: str, etype: str, text: str, lemmas: frozenset[str]) -> bool:
+    # (kept per pair of texts: the features of one pair ask it of every event between them)
+    trig = lemma(trigger.split()[0]) if trigger.split() else ""
+    low = text.lower()
+    if trig and len(trig) > 3 and (trig in lemmas or trig in low):
         return True
-    return any(w in low for w in TYPE_WORDS.get(a.type, ()))
+    return any(w in low for w in TYPE_WORDS.get(etype, ()))
 
 
 def feature_names() -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -89,7 +90,13 @@ def date_order(a: PairEvent, b: PairEvent) -> int | None:
 
 
 def cue_flags(text: str, cues: tuple[tuple[str, re.Pattern], ...]) -> list[float]:
-    return [1.0 if p.search(text) else 0.0 for _, p in cues]
+    return list(_cue_flags(text, cues))
+
+
+@lru_cache(maxsize=16384)
+def _cue_flags(text: str, cues: tuple[tuple[str, re.Pattern], ...]) -> tuple[float, ...]:
+    # (kept per text: a sentence's cues are read for every pair it is in)
+    return tuple(1.0 if p.search(text) else 0.0 for _, p in cues)
 
 
 def opening(text: str, words: int = 8) -> str:
