@@ -28,6 +28,7 @@ MOVED = {
     "argus.chunking": "argus.designs.chunking",
     "argus.concurrency": "argus.models.concurrency",
     "argus.contract": "argus.output.contract",
+    "argus.designs.sentence.edges": "argus.training.edges",
     "argus.distributed": "argus.runs.distributed",
     "argus.documents": "argus.text.documents",
     "argus.embeddings": "argus.models.embeddings",

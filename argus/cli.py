@@ -447,7 +447,7 @@ def train_events(
     cross-validated figures. The shipped heads (argus/resources/event_heads_minilm.json) are trained
     on the train split, so the dev complaints stay unseen."""
     from argus.errors import ArgusError
-    from argus.designs.sentence.heads import annotated_folders, cross_validate, labeled_complaints, train_event_heads
+    from argus.training.heads import annotated_folders, cross_validate, labeled_complaints, train_event_heads
 
     try:
         t0 = time.perf_counter()

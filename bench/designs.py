@@ -5,7 +5,7 @@ For each row (a method, a model, settings) a fresh process runs ``argus.runs.bat
 once), and every EKG is scored against gold with ``metrics.gold.score_document`` (relaxed tier):
 
 - the sentence design's event heads are trained out of fold: the complaints are split into
-  ``--folds`` groups (``argus.designs.sentence.heads.cross_validate``'s folds) and each complaint is run with
+  ``--folds`` groups (``argus.training.heads.cross_validate``'s folds) and each complaint is run with
   the heads trained on the other groups (C chosen inside the fold);
 - ``floor`` is the no-model yardstick (``argus.designs.floor``); every other row is read against it: mean
   F1 over complaints with a 95 % bootstrap interval, the paired difference to the floor with a
@@ -162,7 +162,7 @@ def _score(out: Path, folder: str) -> dict:
 
 def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
     """Complaint folder → the heads file trained without its fold."""
-    from argus.designs.sentence.heads import cross_validate, labeled_complaints
+    from argus.training.heads import cross_validate, labeled_complaints
 
     labeled = labeled_complaints(docs)
     cv = cross_validate(labeled, k=k)
@@ -257,7 +257,7 @@ def main() -> None:
     ap.add_argument("--ladder", action="store_true", help="with --combine: also each row against the row before it "
                                                            "(paired differences, lowest rung first)")
     ap.add_argument("--parts", help="comma-separated learned parts the fold heads train (default: all of "
-                                     "argus.designs.sentence.heads.PARTS)")
+                                     "argus.training.heads.PARTS)")
     ap.add_argument("--reuse-heads", action="store_true", help="the fold heads an earlier run wrote to OUT/heads")
     ap.add_argument("--row-spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -282,7 +282,7 @@ def main() -> None:
     docs = [d for s in splits for d in sorted(complaints_dir(s).iterdir()) if (d / "gold.json").exists()]
     args.out.mkdir(parents=True, exist_ok=True)
     if args.parts is not None:  # the folds train only these learned parts (a ladder without a middle rung)
-        from argus.designs.sentence import heads as heads_module
+        from argus.training import heads as heads_module
 
         keep = [x for x in args.parts.split(",") if x]
         heads_module.PARTS = tuple((n, m) for n, m in heads_module.PARTS if n in keep)

@@ -1,9 +1,9 @@
 """The sentence design's entity list: cross-validated on the annotated complaints, and on real prose.
 
-``--cv``   6 folds over the 18 annotated complaints grouped by complaint (``argus.designs.sentence.heads._folds``,
+``--cv``   6 folds over the 18 annotated complaints grouped by complaint (``argus.training.heads._folds``,
            the folds the other benches use). Per fold the event heads are trained on the training complaints
            (``train_event_heads``: C chosen inside the fold, every learned part of ``PARTS`` fitted on those complaints,
-           the ``entities`` part of ``argus.designs.sentence.entities.fit_part`` among them) and saved; the held-out
+           the ``entities`` part of ``argus.training.entities.fit_part`` among them) and saved; the held-out
            complaints run through the real design (``ArgusPipeline.extract``, config ``sentence.heads`` set to the
            fold's file) twice: with the ``entities`` part, and with the same file without it (the rules alone).
            Each EKG is scored with ``metrics.gold.score_document`` (relaxed tier): mean entity F1 over complaints
@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-PART = ("entities", "argus.designs.sentence.entities")
+PART = ("entities", "argus.training.entities")
 SSLA = "us_real/ssla/test_old.tsv"
 
 
@@ -66,7 +66,7 @@ def _paired(a: list[float], b: list[float]) -> str:
 
 def cross_validate(folds: int, out: Path) -> dict:
     from argus.config import ArgusConfig
-    from argus.designs.sentence import heads as H
+    from argus.training import heads as H
     from argus.pipeline import ArgusPipeline
     from metrics.gold import load_gold, score_document
 

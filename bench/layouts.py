@@ -18,7 +18,7 @@ beside its unchanged gold.json (with ``--headings``: the corpus it scores).
 cross-validated by complaint: the complaints are split into ``--folds`` groups (the event heads'
 folds) and each complaint, in every layout, is extracted by ``argus.runs.batch.run_batch`` (what ``argus
 extract`` runs) with a fact head (``argus.gate.fact_eval.train_context_head``) and event heads
-(``argus.designs.sentence.heads.train_event_heads``) trained on the other groups as filed, C chosen inside the
+(``argus.training.heads.train_event_heads``) trained on the other groups as filed, C chosen inside the
 fold. Each EKG is scored against gold (``metrics.gold.score_document``: fact F1 over the whole
 complaint, relaxed event and entity F1). One Markdown row per method and layout: mean F1 with a
 95 % bootstrap interval over complaints, the paired difference to the same method as filed with its
@@ -64,7 +64,7 @@ def fold_models(folders: list[Path], k: int, out: Path, unknown: str = "companio
     """Complaint name → the configuration overrides of its fold: a fact head (reading unheaded
     text by ``unknown``, see ``argus.gate.fact_eval.UNKNOWN_SECTION_STRATEGIES``) and event heads trained
     as filed on the complaints of the other folds."""
-    from argus.designs.sentence.heads import _folds, labeled_complaints, train_event_heads
+    from argus.training.heads import _folds, labeled_complaints, train_event_heads
     from argus.gate.fact_eval import labeled_documents, train_context_head
 
     facts = {d.doc_id: d for d in labeled_documents()}

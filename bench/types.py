@@ -1,6 +1,6 @@
 """The event-type ladder, cross-validated by complaint: which step reads more event sentences right.
 
-Every rung is measured on the same folds as ``bench/designs.py`` (``argus.designs.sentence.heads._folds``,
+Every rung is measured on the same folds as ``bench/designs.py`` (``argus.training.heads._folds``,
 six groups of three complaints), each choice made inside the fold, on the sentences that state a gold
 event (the type of the event whose trigger comes first):
 
@@ -64,8 +64,9 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=6)
     args = ap.parse_args()
 
-    from argus.designs.sentence import heads as H
-    from argus.designs.sentence.types import fit_part, lexicon_type
+    from argus.designs.sentence.types import lexicon_type
+    from argus.training import heads as H
+    from argus.training.types import fit_part
     from argus.models.embeddings import encode
     from argus.experiments.stats import paired_bootstrap_ci
     from optimizers.frontier.pareto import bootstrap_ci

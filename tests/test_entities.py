@@ -1,5 +1,5 @@
 """The sentence design's entity list (``argus.designs.sentence.entities``): parties paragraphs, forms that
-name no party, unnamed entities, and the trained ``entities`` part."""
+name no party, unnamed entities, and the trained ``entities`` part (``argus.training.entities``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 
 from argus.designs.sentence.entities import (
     document_entities,
-    fit_part,
     form_flags,
     noun_phrases,
     party_candidates,
 )
+from argus.training.entities import fit_part
 from tests.conftest import _split_dirs, needs_data
 
 # a text with no headings at all: numbered paragraphs, the parties first
@@ -167,7 +167,7 @@ def test_the_trained_part_round_trips_through_json_and_changes_a_decision():
     part = fit_part(dirs[:6])
     assert part is not None and json.loads(json.dumps(part)) == part
     assert set(part["np_min_sentences"]) >= {"person", "group", "document"}
-    from argus.designs.sentence.entities import _read_complaint
+    from argus.training.entities import _read_complaint
 
     changed = False
     for d in _split_dirs("dev"):

@@ -2,5 +2,6 @@
 classification (EKG-GNN), clustering, document QA, bar-exam retrieval. Each writes its table as
 Markdown and CSV and prints it.
 
-May import: ``argus.pipeline`` and everything below it; never ``runs`` or ``argus.cli``.
+May import: ``argus.pipeline`` and everything below it; never ``training`` (its own line), ``runs`` or
+``argus.cli``.
 """

@@ -4,12 +4,14 @@ One module per thing the design reads, so that a reader finds each by name:
 
 ``types``      event types: the keyword rules and the type head's features;
 ``triggers``   the word that states the event: the trigger head's features;
-``heads``      the encoder heads as stored (``argus/resources/event_heads_minilm.json``), their
-               training and cross-validation by complaint;
+``heads``      the encoder heads as stored (``argus/resources/event_heads_minilm.json``) and read;
 ``entities``   the document's entity list without a model, and the participants a sentence names;
 ``time``       the time a sentence states;
 ``temporal``   temporal edges (date order);
 ``design``     the design itself: routing, one batch of sentences, the whole document.
+
+The heads and the learned parts of the heads file are trained above the pipeline (``argus.training``):
+a part learns from the design's own graphs of the training complaints, which the whole pipeline makes.
 
 It may import the layers below the designs (``argus.text.documents``, ``argus.text.preprocess``, ``argus.text.words``,
 ``argus.models.embeddings``), the schema and ``argus.designs.run``; nothing above the designs.

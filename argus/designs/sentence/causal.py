@@ -16,18 +16,17 @@ cause:
 - distance, shared participants, and date order (a cause is never dated after its effect).
 
 Each effect gets at most one cause, the most probable; the head's threshold on "no edge" is chosen
-inside the training complaints.
+inside the training complaints (``argus.training.edges`` trains it).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from collections import Counter
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, labelled_rows, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
 from argus.graph.schema import EVENT_TYPES
 from argus.text.words import lemma
 
@@ -115,31 +114,6 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW] if date_order(a, b) != 1]
 
 
-def type_pair_rates(graphs) -> dict[str, float]:
-    """P(causal edge | the types of a candidate pair), smoothed toward the overall rate, from the
-    aligned training graphs."""
-    pos, tot = Counter(), Counter()
-    for g in graphs:
-        for a, b in candidates(g.events):
-            key = f"{a.type}>{b.type}"
-            tot[key] += 1
-            ga, gb = g.alignment.get(a.id), g.alignment.get(b.id)
-            pos[key] += bool(ga and gb and (ga, gb) in g.causal)
-    base = sum(pos.values()) / max(1, sum(tot.values()))
-    k = 20.0
-    return {key: round((pos[key] + k * base) / (tot[key] + k), 5) for key in tot}
-
-
-def fit(graphs) -> PairHead:
-    """The causal head, trained on the design's aligned graphs of the training complaints."""
-    rates = type_pair_rates(graphs)
-    x, y, groups, targets = labelled_rows(graphs, candidates, lambda a, b, evs: features(a, b, rates, evs),
-                                          lambda g, ga, gb: g.causal.get((ga, gb), "none"))
-    head = fit_head(x, y, groups, feature_names(), per_target=targets)
-    head.meta["type_pair_rates"] = rates
-    return head
-
-
 def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
     """(cause, effect, relation, probability): for each effect, its most probable cause where the
     head draws one."""
@@ -155,4 +129,4 @@ def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, 
     return list(best.values())
 
 
-__all__ = ["CUES", "WINDOW", "candidates", "edges", "features", "fit", "type_pair_rates"]
+__all__ = ["CUES", "WINDOW", "candidates", "edges", "features"]

@@ -10,8 +10,9 @@ whether it states a new date or moves time on ("later", "the next day"), their t
 lemmas, the participants they share. Where it answers "same", the later event joins the earlier
 (evidence, participants and time pooled; the earlier event's type and trigger kept).
 
-It is trained, like the edge heads, on the design's own graphs of the training complaints: two
-events are the same occurrence where one gold event has both their sentences as evidence.
+It is trained (``argus.training.occurrences``), like the edge heads, on the design's own graphs of the
+training complaints: two events are the same occurrence where one gold event has both their sentences as
+evidence.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
 from argus.graph.schema import EVENT_TYPES
 from argus.text.words import lemma
 
@@ -74,14 +75,6 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW]]
 
 
-def fit(graphs) -> PairHead:
-    """The same-occurrence head, from the design's aligned graphs of the training complaints."""
-    from argus.designs.sentence.pairs import labelled_same_rows
-
-    x, y, groups, targets = labelled_same_rows(graphs, candidates, features)
-    return fit_head(x, y, groups, feature_names(), per_target=targets)
-
-
 def same_pairs(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, float]]:
     """(earlier, later, probability) for each later event the head joins to an earlier one (the most
     probable earlier event where several)."""
@@ -96,15 +89,4 @@ def same_pairs(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, 
     return list(best.values())
 
 
-def fit_part(folders, heads) -> dict | None:
-    """The ``occurrences`` part of the heads file: the same-occurrence head trained on the design's
-    graphs of ``folders`` with ``heads``."""
-    from argus.designs.sentence.pairs import training_graphs
-
-    graphs = training_graphs(folders, heads, "occurrences")
-    if len(graphs) < 2:
-        return None
-    return {"same": fit(graphs).to_json()}
-
-
-__all__ = ["CUES", "WINDOW", "candidates", "features", "fit", "fit_part", "same_pairs"]
+__all__ = ["CUES", "WINDOW", "candidates", "features", "same_pairs"]

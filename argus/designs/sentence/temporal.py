@@ -2,13 +2,14 @@
 
 1. ``date_edges``: BEFORE / SAME_TIME between events with explicit dates, each to the next one in
    date order;
-2. the **temporal head** (``fit`` / ``edges``): a pair head (``argus.designs.sentence.pairs``) over
-   the pairs of events at most ``WINDOW`` apart in narrative order, which is how the gold graphs are
-   annotated (two thirds of gold BEFORE edges join adjacent events; almost none reach further than
-   four). It reads their distance, what their dates say, the cue words that open and fill both
-   sentences ("after", "later", "the next day", "while", "during", "prior to", "had been"), whether
-   either states a relative time, their types and the participants they share, and writes BEFORE
-   (earlier event first), AFTER (read as BEFORE the other way), OVERLAP or SAME_TIME, or nothing;
+2. the **temporal head** (``edges``): a pair head (``argus.designs.sentence.pairs``, trained by
+   ``argus.training.edges``) over the pairs of events at most ``WINDOW`` apart in narrative order,
+   which is how the gold graphs are annotated (two thirds of gold BEFORE edges join adjacent events;
+   almost none reach further than four). It reads their distance, what their dates say, the cue
+   words that open and fill both sentences ("after", "later", "the next day", "while", "during",
+   "prior to", "had been"), whether either states a relative time, their types and the participants
+   they share, and writes BEFORE (earlier event first), AFTER (read as BEFORE the other way), OVERLAP
+   or SAME_TIME, or nothing;
 3. ``consistent``: the edges made consistent at the end: a BEFORE that contradicts the two events'
    dates is dropped, and every cycle of BEFORE edges is broken at its least probable edge
    (networkx), so the order is a partial order.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, fit_head, labelled_rows, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
 from argus.graph.schema import EVENT_TYPES
 
 #: how far apart in narrative order two events may be for the temporal head to relate them
@@ -107,19 +108,6 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW]]
 
 
-def _label(g, ga: str, gb: str) -> str:
-    rel = g.temporal.get((ga, gb))
-    if rel:
-        return rel
-    return "AFTER" if g.temporal.get((gb, ga)) == "BEFORE" else "none"
-
-
-def fit(graphs) -> PairHead:
-    """The temporal head, trained on the design's aligned graphs of the training complaints."""
-    x, y, groups, _ = labelled_rows(graphs, candidates, features, _label)
-    return fit_head(x, y, groups, feature_names())
-
-
 def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
     """(source, target, relation, probability) the head draws among ``events`` (narrative order);
     AFTER written as BEFORE the other way; then made ``consistent``."""
@@ -161,4 +149,4 @@ def consistent(edges: list[tuple[str, str, str, float]], events: dict[str, PairE
     return kept
 
 
-__all__ = ["CUES", "DatedEvent", "WINDOW", "candidates", "consistent", "date_edges", "edges", "features", "fit"]
+__all__ = ["CUES", "DatedEvent", "WINDOW", "candidates", "consistent", "date_edges", "edges", "features"]

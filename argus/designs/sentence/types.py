@@ -4,8 +4,8 @@
                      harass; tell / say / email / complain / report), tried in order;
 ``rule_type``        the type of the first rule that fires in a sentence;
 ``type_features``    what the type head reads: the sentence's embedding and which rules fire;
-``fit_part``         the trigger lexicon (the ``types`` part of the heads file): how often each trigger
-                     lemma states each type among the gold events of the training complaints;
+the lexicon          the ``types`` part of the heads file (trained by ``argus.training.types``): how often
+                     each trigger lemma states each type among the gold events of the training complaints;
 ``lexicon_type``     the type head's distribution weighed with the lexicon's for the chosen trigger:
                      log P_head(t) + ``LEXICON_WEIGHT`` · log P_lexicon(t | lemma), the lexicon smoothed
                      toward the types' overall frequency. Cross-validated by complaint, this reads 55.0 %
@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 
@@ -65,23 +63,6 @@ def type_features(texts: list[str], encoder: str = "embedded") -> np.ndarray:
     return np.hstack([encode(list(texts), encoder), _rule_features(texts)]).astype("float32")
 
 
-def fit_part(folders: list[Path], heads=None) -> dict:
-    """The trigger lexicon of the gold events of ``folders``: lemma of the trigger's first word →
-    type → count, and each type's count over all events."""
-    from metrics.gold import load_gold
-
-    lex: dict[str, Counter] = defaultdict(Counter)
-    prior: Counter = Counter()
-    for folder in folders:
-        for e in load_gold(folder).graph.events:
-            words = word_spans(e.trigger)
-            if words:
-                lex[lemma(words[0][0])][e.type] += 1
-                prior[e.type] += 1
-    return {"lexicon": {k: dict(v) for k, v in sorted(lex.items())}, "prior": dict(prior),
-            "weight": LEXICON_WEIGHT, "smoothing": LEXICON_SMOOTHING}
-
-
 def lexicon_type(type_probs: dict[str, float], word: str, part: dict | None) -> tuple[str, float]:
     """(type, its share) of the type head's distribution ``type_probs`` (``none`` left out) weighed with
     the lexicon's for the trigger ``word``; the head's own choice where the lemma is not in the lexicon."""
@@ -105,4 +86,4 @@ def lexicon_type(type_probs: dict[str, float], word: str, part: dict | None) -> 
     return k, math.exp(score[k] - z) / norm
 
 
-__all__ = ["LEXICON_WEIGHT", "RULES", "fit_part", "lexicon_type", "rule_type", "type_features"]
+__all__ = ["LEXICON_SMOOTHING", "LEXICON_WEIGHT", "RULES", "lexicon_type", "rule_type", "type_features"]
