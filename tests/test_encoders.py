@@ -50,8 +50,7 @@ def test_auto_is_openvino_bf16_on_a_bf16_cpu_onnx_elsewhere_and_torch_for_a_hub_
     assert choose_runtime("auto", embeddings._folder("embedded")) == "onnx"
     monkeypatch.setattr(encoders, "native_bf16", lambda: True)
     assert choose_runtime("auto", embeddings._folder("embedded")) == "openvino-bf16"
-    with pytest.raises(ConfigError, match="encoder.runtime"):
-        choose_runtime("onnx", None)
+    assert choose_runtime("onnx", None) == "torch"  # a hub model: torch, with a warning
     with pytest.raises(ConfigError, match="must be one of"):
         choose_runtime("tensorrt", None)
     with pytest.raises(ConfigError, match="must be one of"):

@@ -400,7 +400,7 @@ def native_bf16() -> bool:
 
 def choose_runtime(asked: str, folder: ModelFolder | None) -> str:
     """The runtime that ``asked`` means for a model (``folder``: its layout, None where the ONNX runtimes
-    cannot run it)."""
+    cannot run it: such a model runs on torch, with a warning when another runtime was asked)."""
     if asked not in RUNTIMES:
         raise ConfigError(f"encoder.runtime must be one of {', '.join(RUNTIMES)}, not {asked!r}")
     if asked == "auto":
@@ -408,8 +408,9 @@ def choose_runtime(asked: str, folder: ModelFolder | None) -> str:
             return "torch"
         return "openvino-bf16" if native_bf16() else "onnx"
     if asked != "torch" and folder is None:
-        raise ConfigError(f"encoder.runtime: {asked} runs local sentence-transformers folders with mean or CLS "
-                          "pooling and a tokenizer.json; this encoder is not one: set encoder.runtime: torch")
+        log.warning("encoder.runtime: %s runs local sentence-transformers folders with mean or CLS pooling and a "
+                    "tokenizer.json; this encoder is not one, so it runs on torch", asked)
+        return "torch"
     return asked
 
 
