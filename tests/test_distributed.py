@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -236,3 +237,50 @@ def test_a_document_that_kills_its_worker_is_an_error_record_not_the_batch(ray_r
     assert errors["b_fine.txt"]["error"] == "Answered"  # its result came back (at once, or on the one-at-a-time pass)
     assert errors["a_crash.txt"]["error"] == "RayWorkerError" and "died" in errors["a_crash.txt"]["message"]
     assert errors["a_crash.txt"]["doc_id"] == "a_crash"
+
+
+# ---------------------------------------------------------------------------- SIGTERM
+
+
+@needs_ray
+def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
+    """Fault: SIGTERM to ``argus extract --engine ray`` once its runtime is up and an EKG is written.
+    ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)``) over the batch's, so the batch
+    used to exit 15 with no word of what to do; it must stop as the local engine does: status 143, the
+    line "SIGTERM: the batch stopped after …; … run the same command with --skip-existing", no claim
+    or temporary file left, the runtime it started stopped; the same command with --skip-existing
+    then completes the batch, each EKG written once."""
+    import signal
+    import subprocess
+
+    src = tmp_path / "in"
+    src.mkdir()
+    ids = [f"d{i}" for i in range(6)]
+    for d in ids:
+        (src / f"{d}.txt").write_text(DEMO.read_text())
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "RAY_USAGE_STATS_ENABLED": "0"}
+    with LatencyServer(latency_s=0.5) as slow:
+        args = [sys.executable, "-m", "argus.cli", "extract", str(src), "--out", str(out), "--engine", "ray",
+                "--actors", "1", "--concurrency", "1", "--model", "openai/fake", "--api-base", slow.url,
+                "--fact-mode", "classifier", "--cache-dir", str(tmp_path / "cache"), "--no-preflight"]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.monotonic() + 240
+        while not list(out.glob("*.ekg.json")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+        assert proc.returncode == 143, (proc.returncode, err[-3000:])
+        assert re.search(r"SIGTERM: the batch stopped after \d+ of 6 document\(s\).*--skip-existing", err), err[-3000:]
+        assert not list(out.glob("*.claim")) and not list(out.glob(".*.tmp"))
+        done = {p.name for p in out.glob("*.ekg.json")}
+        stamps = {name: (out / name).stat().st_mtime_ns for name in done}
+        assert 1 <= len(done) < 6
+        rerun = subprocess.run([*args, "--skip-existing"], capture_output=True, text=True, env=env, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert sorted(p.name.removesuffix(".ekg.json") for p in out.glob("*.ekg.json")) == ids
+    assert {name: (out / name).stat().st_mtime_ns for name in done} == stamps  # not written again
+    print(f"SIGTERM to exit (ray): {took:.2f} s")

@@ -67,6 +67,8 @@ import json
 import logging
 import os
 import re
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -84,6 +86,7 @@ from argus.runs.batch import (
     interrupted,
     pending_sources,
     print_batch_summary,
+    release_free_memory,
     sigterm_as_interrupt,
 )
 from argus.config import PIPELINE_STAGES, ArgusConfig
@@ -222,7 +225,10 @@ class PipelineActor:
                                     {"source": label, "doc_id": doc_id, "error": type(exc).__name__,
                                      "message": f"on a Ray worker: {exc}", "unexpected": True},
                                     [], time.perf_counter() - t0)
-        return result.to_json()
+        data = result.to_json()
+        del result
+        release_free_memory()  # as the local engine does after each document
+        return data
 
 
 # ============================================================================ the driver
@@ -238,22 +244,39 @@ def _import_ray():
 
 
 @contextlib.contextmanager
+def _keeping_sigterm_handler():
+    """Put back the SIGTERM handler the block replaced: ``ray.init`` installs its own in the main
+    thread (``sys.exit(15)``), over the batch's (``argus.runs.batch.sigterm_as_interrupt``), which
+    a SIGTERM'd batch needs to stop as a local one does (``BatchInterrupted``, exit 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGTERM) is not handler:
+            signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
 def _ray_runtime(ray, address: str | None):
     """Connect to ``address`` (``auto``, ``ray://host:10001``, ``host:6379``) or start a local runtime;
     disconnect / stop afterwards only what this call started."""
     if ray.is_initialized():
         yield
         return
-    try:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False)
-    except Exception as exc:
-        where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
-        raise ConfigError(f"could not start or reach {where}: {type(exc).__name__}: {_clean(exc)}") from exc
+    with _keeping_sigterm_handler():
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
+                         ignore_reinit_error=True, log_to_driver=False)
+        except Exception as exc:
+            where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+            raise ConfigError(f"could not start or reach {where}: {type(exc).__name__}: {_clean(exc)}") from exc
     try:
         yield
     finally:
