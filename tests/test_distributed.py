@@ -284,3 +284,43 @@ def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
     assert sorted(p.name.removesuffix(".ekg.json") for p in out.glob("*.ekg.json")) == ids
     assert {name: (out / name).stat().st_mtime_ns for name in done} == stamps  # not written again
     print(f"SIGTERM to exit (ray): {took:.2f} s")
+
+
+# ---------------------------------------------------------------------------- many documents
+
+
+_FD_CHILD = r"""
+import contextlib, json, resource, sys
+from pathlib import Path
+import argus.runs.distributed as d
+from argus.config import ArgusConfig
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))  # a low soft limit (1,024 is common), the hard one as it was
+sent = []
+d._ray_runtime = lambda ray, address: contextlib.nullcontext()  # no runtime: what reaches Ray is what counts
+d._run_on_ray = lambda ray, docs, config, **kw: sent.extend(docs)
+report = d.run_batch_ray([Path(sys.argv[1])], Path(sys.argv[2]), ArgusConfig())
+print(json.dumps({"sent": len(sent), "errors": [e["message"] for e in report.errors], "hard": hard}))
+"""
+
+
+@needs_ray
+def test_a_batch_of_more_documents_than_the_soft_limit_of_open_files_reaches_ray(tmp_path):
+    """The driver claims every document it sends to Ray before the runtime starts, and each claim
+    holds a file descriptor until its document is written: under a soft limit of open files below the
+    batch's size (64 here; 1,024 is a common default) the documents beyond it failed with "Too many
+    open files (OUT/<doc>.claim)". The limit is raised towards the hard limit first, as ray.init does."""
+    import subprocess
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(100):
+        (src / f"d{i:03d}.txt").write_text(f"FACTUAL ALLEGATIONS\n\n1. Acme hired Jo Smith on March {i % 28 + 1}, 2019.\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", _FD_CHILD, str(src), str(tmp_path / "out")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if result["hard"] != -1 and result["hard"] < 200:
+        pytest.skip(f"the hard limit of open files is {result['hard']}")
+    assert result == {**result, "sent": 100, "errors": []}, result["errors"][:2]

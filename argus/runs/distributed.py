@@ -396,6 +396,7 @@ def run_batch_ray(
     claims = Claims(out)  # taken by the driver for the documents it sends, released as each is written
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
     todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    _raise_fd_limit(len(todo))  # every document sent holds its claim's descriptor until it is written
     if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     try:
@@ -428,6 +429,25 @@ def run_batch_ray(
         claims.release_all(close=True)
     print_batch_summary(console, writer.report, out)
     return writer.report
+
+
+def _raise_fd_limit(documents: int) -> None:
+    """Raise this process's soft limit of open files towards its hard limit, as ``ray.init`` does
+    (to 65,536, or more for a batch of more documents), before the batch's claims are taken: the
+    driver claims every document it sends to Ray at once, and each claim holds a descriptor until
+    the document is written, so under a common soft limit of 1,024 the documents of a large batch
+    beyond it failed ("Too many open files (OUT/<doc>.claim)") before Ray had started."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = max(65536, documents + 4096)
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):  # (no resource module on Windows; a limit we may not raise)
+        pass
 
 
 def _run_on_ray(ray, docs: dict, config: ArgusConfig, *, method: str, concurrency: int | None, actors: int,
