@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -236,3 +237,90 @@ def test_a_document_that_kills_its_worker_is_an_error_record_not_the_batch(ray_r
     assert errors["b_fine.txt"]["error"] == "Answered"  # its result came back (at once, or on the one-at-a-time pass)
     assert errors["a_crash.txt"]["error"] == "RayWorkerError" and "died" in errors["a_crash.txt"]["message"]
     assert errors["a_crash.txt"]["doc_id"] == "a_crash"
+
+
+# ---------------------------------------------------------------------------- SIGTERM
+
+
+@needs_ray
+def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
+    """Fault: SIGTERM to ``argus extract --engine ray`` once its runtime is up and an EKG is written.
+    ``ray.init`` installs its own SIGTERM handler (``sys.exit(15)``) over the batch's, so the batch
+    used to exit 15 with no word of what to do; it must stop as the local engine does: status 143, the
+    line "SIGTERM: the batch stopped after …; … run the same command with --skip-existing", no claim
+    or temporary file left, the runtime it started stopped; the same command with --skip-existing
+    then completes the batch, each EKG written once."""
+    import signal
+    import subprocess
+
+    src = tmp_path / "in"
+    src.mkdir()
+    ids = [f"d{i}" for i in range(6)]
+    for d in ids:
+        (src / f"{d}.txt").write_text(DEMO.read_text())
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "RAY_USAGE_STATS_ENABLED": "0"}
+    with LatencyServer(latency_s=0.5) as slow:
+        args = [sys.executable, "-m", "argus.cli", "extract", str(src), "--out", str(out), "--engine", "ray",
+                "--actors", "1", "--concurrency", "1", "--model", "openai/fake", "--api-base", slow.url,
+                "--fact-mode", "classifier", "--cache-dir", str(tmp_path / "cache"), "--no-preflight"]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.monotonic() + 240
+        while not list(out.glob("*.ekg.json")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+        assert proc.returncode == 143, (proc.returncode, err[-3000:])
+        assert re.search(r"SIGTERM: the batch stopped after \d+ of 6 document\(s\).*--skip-existing", err), err[-3000:]
+        assert not list(out.glob("*.claim")) and not list(out.glob(".*.tmp"))
+        done = {p.name for p in out.glob("*.ekg.json")}
+        stamps = {name: (out / name).stat().st_mtime_ns for name in done}
+        assert 1 <= len(done) < 6
+        rerun = subprocess.run([*args, "--skip-existing"], capture_output=True, text=True, env=env, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert sorted(p.name.removesuffix(".ekg.json") for p in out.glob("*.ekg.json")) == ids
+    assert {name: (out / name).stat().st_mtime_ns for name in done} == stamps  # not written again
+    print(f"SIGTERM to exit (ray): {took:.2f} s")
+
+
+# ---------------------------------------------------------------------------- many documents
+
+
+_FD_CHILD = r"""
+import contextlib, json, resource, sys
+from pathlib import Path
+import argus.runs.distributed as d
+from argus.config import ArgusConfig
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))  # a low soft limit (1,024 is common), the hard one as it was
+sent = []
+d._ray_runtime = lambda ray, address: contextlib.nullcontext()  # no runtime: what reaches Ray is what counts
+d._run_on_ray = lambda ray, docs, config, **kw: sent.extend(docs)
+report = d.run_batch_ray([Path(sys.argv[1])], Path(sys.argv[2]), ArgusConfig())
+print(json.dumps({"sent": len(sent), "errors": [e["message"] for e in report.errors], "hard": hard}))
+"""
+
+
+@needs_ray
+def test_a_batch_of_more_documents_than_the_soft_limit_of_open_files_reaches_ray(tmp_path):
+    """The driver claims every document it sends to Ray before the runtime starts, and each claim
+    holds a file descriptor until its document is written: under a soft limit of open files below the
+    batch's size (64 here; 1,024 is a common default) the documents beyond it failed with "Too many
+    open files (OUT/<doc>.claim)". The limit is raised towards the hard limit first, as ray.init does."""
+    import subprocess
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(100):
+        (src / f"d{i:03d}.txt").write_text(f"FACTUAL ALLEGATIONS\n\n1. Acme hired Jo Smith on March {i % 28 + 1}, 2019.\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.run([sys.executable, "-c", _FD_CHILD, str(src), str(tmp_path / "out")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if result["hard"] != -1 and result["hard"] < 200:
+        pytest.skip(f"the hard limit of open files is {result['hard']}")
+    assert result == {**result, "sent": 100, "errors": []}, result["errors"][:2]

@@ -187,6 +187,33 @@ def extract_document(pipe, index: int, label: str, item, method: str = "staged")
     return DocumentResult(index, label, ekg.doc_id, ekg, None, ledger.entries, time.perf_counter() - t0)
 
 
+_LIBC_TRIM: list = []  # [malloc_trim or None], looked up once
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc ``malloc_trim(0)``; elsewhere nothing).
+
+    Called after each document of a batch. A document's extraction allocates and frees hundreds of
+    megabytes in the C heap (the encoder's activations, sized by each batch of sentences; numpy
+    arrays), and glibc keeps what is freed inside its heaps for reuse: with documents of varied
+    lengths the free space ends up fragmented, so the resident memory of a long batch grew by about
+    10 MiB per document (``bench/soak.py``: 937 → 1407 MiB from the 12th to the 50th complaint)
+    though no object was kept. Trimming takes milliseconds and keeps it flat."""
+    if not _LIBC_TRIM:
+        trim = None
+        try:
+            import ctypes
+            import ctypes.util
+
+            trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+            trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+            trim = None
+        _LIBC_TRIM.append(trim)
+    if _LIBC_TRIM[0] is not None:
+        _LIBC_TRIM[0](0)
+
+
 class BatchInterrupted(KeyboardInterrupt):
     """A batch stopped by SIGTERM or SIGINT (Ctrl-C): what was written stays written, nothing is
     half-written, the claims are released. ``signum`` is the signal; the message says what to do."""
@@ -534,6 +561,7 @@ def run_batch(
                 writer.write(result)
                 progress.update(task, doc=Path(result.label).name)
                 progress.advance(task)
+                release_free_memory()
     except KeyboardInterrupt as exc:
         stop.set()
         claims.release_all(close=True)

@@ -67,6 +67,8 @@ import json
 import logging
 import os
 import re
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -84,6 +86,7 @@ from argus.runs.batch import (
     interrupted,
     pending_sources,
     print_batch_summary,
+    release_free_memory,
     sigterm_as_interrupt,
 )
 from argus.config import PIPELINE_STAGES, ArgusConfig
@@ -222,7 +225,10 @@ class PipelineActor:
                                     {"source": label, "doc_id": doc_id, "error": type(exc).__name__,
                                      "message": f"on a Ray worker: {exc}", "unexpected": True},
                                     [], time.perf_counter() - t0)
-        return result.to_json()
+        data = result.to_json()
+        del result
+        release_free_memory()  # as the local engine does after each document
+        return data
 
 
 # ============================================================================ the driver
@@ -238,22 +244,39 @@ def _import_ray():
 
 
 @contextlib.contextmanager
+def _keeping_sigterm_handler():
+    """Put back the SIGTERM handler the block replaced: ``ray.init`` installs its own in the main
+    thread (``sys.exit(15)``), over the batch's (``argus.runs.batch.sigterm_as_interrupt``), which
+    a SIGTERM'd batch needs to stop as a local one does (``BatchInterrupted``, exit 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGTERM) is not handler:
+            signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
 def _ray_runtime(ray, address: str | None):
     """Connect to ``address`` (``auto``, ``ray://host:10001``, ``host:6379``) or start a local runtime;
     disconnect / stop afterwards only what this call started."""
     if ray.is_initialized():
         yield
         return
-    try:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False)
-    except Exception as exc:
-        where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
-        raise ConfigError(f"could not start or reach {where}: {type(exc).__name__}: {_clean(exc)}") from exc
+    with _keeping_sigterm_handler():
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
+                         ignore_reinit_error=True, log_to_driver=False)
+        except Exception as exc:
+            where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+            raise ConfigError(f"could not start or reach {where}: {type(exc).__name__}: {_clean(exc)}") from exc
     try:
         yield
     finally:
@@ -373,6 +396,7 @@ def run_batch_ray(
     claims = Claims(out)  # taken by the driver for the documents it sends, released as each is written
     writer = BatchWriter(out, graphml=graphml, console=console, claims=claims)
     todo = pending_sources(paths, out, skip_existing, console, writer.report.skipped)
+    _raise_fd_limit(len(todo))  # every document sent holds its claim's descriptor until it is written
     if not todo and not writer.report.skipped:
         console.print("[yellow]no input files[/yellow]")
     try:
@@ -405,6 +429,25 @@ def run_batch_ray(
         claims.release_all(close=True)
     print_batch_summary(console, writer.report, out)
     return writer.report
+
+
+def _raise_fd_limit(documents: int) -> None:
+    """Raise this process's soft limit of open files towards its hard limit, as ``ray.init`` does
+    (to 65,536, or more for a batch of more documents), before the batch's claims are taken: the
+    driver claims every document it sends to Ray at once, and each claim holds a descriptor until
+    the document is written, so under a common soft limit of 1,024 the documents of a large batch
+    beyond it failed ("Too many open files (OUT/<doc>.claim)") before Ray had started."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = max(65536, documents + 4096)
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):  # (no resource module on Windows; a limit we may not raise)
+        pass
 
 
 def _run_on_ray(ray, docs: dict, config: ArgusConfig, *, method: str, concurrency: int | None, actors: int,
