@@ -83,6 +83,24 @@ def test_skip_existing(scripted_pipeline, tmp_path):
     assert len(scripted_pipeline.engine.calls) == calls and not report.rows
 
 
+def test_a_resumed_run_keeps_the_summary_rows_of_the_run_before(scripted_pipeline, tmp_path):
+    """summary.csv after a run and a --skip-existing run that does the rest: one row per document, the first
+    run's rows kept; a document done again replaces its row (no duplicate)."""
+    import csv
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("a", "b", "c"):
+        (src / f"{name}.txt").write_text(DEMO.read_text())
+    out = tmp_path / "out"
+    run_batch([src / "a.txt"], out, pipeline=scripted_pipeline)
+    run_batch([src], out, pipeline=scripted_pipeline, skip_existing=True)
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [r["doc_id"] for r in rows] == ["a", "b", "c"] and {r["status"] for r in rows} == {"ok"}
+    run_batch([src / "b.txt"], out, pipeline=scripted_pipeline)  # b again, not skipped
+    assert sorted(r["doc_id"] for r in csv.DictReader((out / "summary.csv").open())) == ["a", "b", "c"]
+
+
 def test_cli_errors_are_actionable(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["extract", str(DEMO), "--out", str(tmp_path), "--fact-mode", "sometimes"])

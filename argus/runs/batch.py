@@ -3,8 +3,8 @@
 For each document: ``<out>/<doc_id>.ekg.json`` and ``<doc_id>.graphml`` are written atomically as
 soon as the document is done; its ledger entries are appended to ``<out>/ledger.jsonl`` (one
 document's entries together, in one locked append); a failure is recorded in ``<out>/errors.jsonl``
-and the batch goes on. ``<out>/summary.csv`` is rewritten after every document, its rows in input
-order.
+and the batch goes on. ``<out>/summary.csv`` is rewritten after every document: the rows an earlier
+run on the folder left (a run resumed with ``--skip-existing`` keeps them), then this run's in input order.
 
 Faults:
 
@@ -96,6 +96,19 @@ class BatchReport:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+def _read_summary(out: Path) -> dict[str, dict]:
+    """doc_id → row of ``out/summary.csv`` as an earlier run left it (nothing where there is none, or
+    where it cannot be read: it is then rewritten with this run's rows)."""
+    import csv
+
+    try:
+        with open(out / "summary.csv", newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
+    return {r["doc_id"]: {c: r.get(c, "") for c in SUMMARY_COLUMNS} for r in rows if r.get("doc_id")}
 
 
 def _write_summary(out: Path, rows: list[dict]) -> None:
@@ -391,6 +404,10 @@ class BatchWriter:
         self.claims = claims
         self.report = BatchReport(ledger=CostLedger(path=out / "ledger.jsonl"))
         self._rows: dict[int, dict] = {}
+        #: the rows an earlier run left in summary.csv (a run resumed with --skip-existing keeps them: the
+        #: table has one row for every EKG the runs on this folder wrote); a row of a document this run
+        #: writes again is replaced
+        self._earlier: dict[str, dict] = _read_summary(out)
 
     def write(self, result: DocumentResult) -> None:
         try:
@@ -429,10 +446,11 @@ class BatchWriter:
             exc.filename = exc.filename or str(self.out / f"{ekg.doc_id}.ekg.json")
             raise
         self._rows[result.index] = summary_row(ekg, result.seconds)
+        self._earlier.pop(ekg.doc_id, None)
         self.report.rows = [self._rows[i] for i in sorted(self._rows)]
         self.report.outputs[ekg.doc_id] = paths_written["json"]
         try:
-            _write_summary(self.out, self.report.rows)
+            _write_summary(self.out, [*self._earlier.values(), *self.report.rows])
         except OSError as exc:  # the EKG is written; only the table is behind (rewritten with the next document)
             self.console.print(f"[yellow]summary.csv not updated: {exc.strerror or exc}[/yellow]")
         _print_stages(self.console, ekg)
