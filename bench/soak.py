@@ -22,9 +22,10 @@ offline default, GraphML written; ``--engine ray`` adds ``--engine ray --actors 
    the resumed run skipped exactly the EKGs that were there; no process of the runs is left
    running (the Ray runtime is stopped); the resident memory is flat (below).
 
-   The ledger (``ledger.jsonl``) cannot say "written once": it has one line per *language-model
-   call* (``argus.models.ledger``), not per document, and the offline default makes none (its
-   heads decide alone), so there is no ledger; its line count is printed. A resumed run appends
+   The run's record per document is ``summary.csv``: it must hold one row per complaint, none twice,
+   after the resume (a resumed run keeps the earlier run's rows). The ledger (``ledger.jsonl``) has
+   one line per *language-model call* (``argus.models.ledger``), not per document, and the offline
+   default makes none (its heads decide alone), so there is no ledger; its line count is printed. A resumed run appends
    nothing for the documents it skips (``BatchWriter.write`` returns before the ledger for them).
 4. **Memory**: the RSS of the extract process (with Ray: of it and all its descendants, the
    runtime and the actors) is sampled every 0.5 s together with the EKGs in OUT. The SIGTERM ends
@@ -65,6 +66,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 sys.path[:0] = [p for p in (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent))
@@ -261,6 +263,16 @@ def soak(args, root: Path) -> int:
     checks.add("temporary / claim files / errors.jsonl left at the end",
                f"{len(left['temporary'])} / {len(left['claims'])} / {len(left['errors.jsonl'])}",
                not any(left.values()))
+    import csv
+
+    try:
+        summary = [r["doc_id"] for r in csv.DictReader((out / "summary.csv").open(newline="", encoding="utf-8"))]
+    except (OSError, KeyError, csv.Error):
+        summary = []
+    doubled = sorted(k for k, v in Counter(summary).items() if v > 1)
+    checks.add("summary.csv: one row per complaint (rows, missing, doubled)",
+               f"{len(summary)}, {len(ids - set(summary))}, {len(doubled)}",
+               len(summary) == n and set(summary) == ids and not doubled)
     ledger = out / "ledger.jsonl"
     ledger_lines = sum(1 for line in ledger.read_text().splitlines() if line.strip()) if ledger.exists() else 0
     checks.add("ledger.jsonl lines (one per LM call; the offline default makes none)",

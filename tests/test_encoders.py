@@ -198,3 +198,14 @@ def test_the_default_runtime_extracts_a_complaint_close_to_fp32(tmp_path, dev_di
     (fp32, f1_fp32), (auto, f1_auto) = got["onnx"], got["auto"]
     assert [s.fact for s in fp32.sentences] == [s.fact for s in auto.sentences]
     assert auto.graph.events and abs(f1_auto - f1_fp32) <= 0.02
+
+
+def test_at_exit_the_encoder_thread_finishes_its_forward_and_the_runtimes_close(fresh):
+    """A SIGTERM'd batch exits with documents in flight: the encoder thread must not be inside the runtime's
+    native code when the interpreter tears down (that aborted the process: exit -6, not 143)."""
+    fresh.encode(TEXTS)
+    passes = fresh.PASSES
+    assert passes._thread.is_alive() and fresh._RUNTIMES
+    passes._stop()
+    assert not passes._thread.is_alive() and not fresh._RUNTIMES
+    fresh.PASSES = fresh._Passes()  # (the fixture restores the module's own)

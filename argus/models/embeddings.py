@@ -7,6 +7,7 @@ downloads it when the user has network (LEGAL-BERT, E5, KaLM-Embedding, …).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import threading
@@ -195,6 +196,8 @@ class _Passes:
         self._lock = threading.Lock()
         self._pid = None
         self._queue = None
+        self._thread = None
+        self._stopping = False
         self.forwarded = 0  # texts that went through the encoder (for tests and benchmarks)
 
     def get(self, texts: list[str], name: str) -> list:
@@ -210,8 +213,11 @@ class _Passes:
                     self._memo.move_to_end((ident, t))
                     found[t] = hit
             if self._pid != os.getpid():  # first use, or a forked child: the worker thread is not ours
-                self._pid, self._queue = os.getpid(), queue.Queue()
-                threading.Thread(target=self._work, args=(self._queue,), name="argus-encoder", daemon=True).start()
+                self._pid, self._queue, self._stopping = os.getpid(), queue.Queue(), False
+                self._thread = threading.Thread(target=self._work, args=(self._queue,), name="argus-encoder",
+                                                daemon=True)
+                self._thread.start()
+                atexit.register(self._stop)
             q = self._queue
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
@@ -220,17 +226,37 @@ class _Passes:
             found.update(done.result())
         return [found[t] for t in texts]
 
+    def _stop(self, timeout: float = 60.0) -> None:
+        """At exit (a SIGTERM'd batch leaves documents in flight): the worker finishes the forward it is in
+        and takes no other, and the runtimes are closed, before the interpreter and the runtimes' own
+        libraries tear down. Native code still running in a daemon thread then aborted the process
+        ("terminate called without an active exception", exit -6 instead of 143)."""
+        if self._pid != os.getpid() or self._queue is None:
+            return
+        self._stopping = True
+        self._queue.put(None)
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            with _RUNTIMES_LOCK:
+                _RUNTIMES.clear()
+
     def _work(self, q) -> None:
         import queue
 
         while True:
-            batch = [q.get()]
+            first = q.get()
+            if first is None or self._stopping:
+                return
+            batch = [first]
             size = len(batch[0][2])
             while size < self.MAX_TEXTS_PER_ROUND:
                 try:
-                    batch.append(q.get_nowait())
+                    more = q.get_nowait()
                 except queue.Empty:
                     break
+                if more is None:
+                    return
+                batch.append(more)
                 size += len(batch[-1][2])
             for name in dict.fromkeys(r[0] for r in batch):
                 reqs = [r for r in batch if r[0] == name]
