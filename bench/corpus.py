@@ -31,7 +31,8 @@ Printed, per engine configuration (``--engine local``: one; ``--engine ray``: ``
   per complaint over every sentence of it as the pipeline splits it (``argus.text.preprocess`` with
   the configured segmenter), after one warm-up call; the mean over the N complaints.
   **× plain**: s/complaint ÷ plain pass s/complaint — how many plain encoder passes one complaint's
-  extraction costs.
+  extraction costs. The runs and the plain pass follow each other on the same cores; each phase
+  prints the machine's load averages, since another process's load changes both.
 
     python bench/corpus.py [--docs 100] [--seed 0] [--engine local|ray] [--keep DIR]
     python bench/corpus.py --docs 20 --engine ray --keep /tmp/corpus-ray       # a quick check
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -84,6 +86,11 @@ def plain_pass(sentences: list[list[str]], batch_size: int = 32) -> list[float]:
         encoder.encode(s, batch_size=batch_size, show_progress_bar=False)
         times.append(time.perf_counter() - t0)
     return times
+
+
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 min): the figures are wall times on shared cores."""
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def markdown(rows: list[dict]) -> str:
@@ -140,14 +147,14 @@ def _main(args, root: Path) -> int:
         label = engine if actors is None else f"ray-{actors}"
         cold = run_extract(f"{label}-cold", [cold_doc], root, engine=engine, actors=actors, expect=1)
         print(f"{label}: cold start {cold.wall_s:.1f} s (one complaint, fresh process, fresh cache), "
-              f"peak RSS {cold.maxrss_kib / 1024:.0f} MiB", flush=True)
+              f"peak RSS {cold.maxrss_kib / 1024:.0f} MiB; {_load()}", flush=True)
         full = run_extract(f"{label}-corpus", [docs_dir], root, engine=engine, actors=actors, expect=len(paths))
         times = ekg_times(full.out)
         per_doc = (full.wall_s - cold.wall_s) / (len(paths) - 1)
         runs.append({"label": label, "cold": cold, "full": full, "per_doc": per_doc,
                      "first_ekg_s": times[0] - full.started})
         print(f"{label}: {len(paths)} complaints in {full.wall_s:.1f} s, {per_doc:.2f} s/complaint after start-up "
-              f"(differencing), first EKG after {times[0] - full.started:.1f} s", flush=True)
+              f"(differencing), first EKG after {times[0] - full.started:.1f} s; {_load()}", flush=True)
 
     print("plain pass: encoding every complaint's sentences with the bare SentenceTransformer …", flush=True)
     t0 = time.perf_counter()
@@ -155,7 +162,7 @@ def _main(args, root: Path) -> int:
     plain_mean = sum(plain) / len(plain)
     n_sent = sum(len(check["sentences"][p]) for p in paths)
     print(f"plain pass: {plain_mean:.3f} s/complaint ({n_sent / len(paths):.0f} sentences per complaint on average, "
-          f"batch_size 32; {time.perf_counter() - t0:.1f} s with the encoder's load)", flush=True)
+          f"batch_size 32; {time.perf_counter() - t0:.1f} s with the encoder's load); {_load()}", flush=True)
 
     rows, raw = [], []
     for r in runs:
