@@ -13,7 +13,7 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -30,8 +30,15 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     """Open a temporary file that replaces ``path`` only when the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    # the name is known before the file exists, so that an interrupt (a SIGTERM turned KeyboardInterrupt)
+    # landing while it is created still removes it (with mkstemp one inside it left the file behind)
+    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp")
     try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # (another's: never ours to remove)
+            tmp = None
+            raise
         binary = "b" in mode
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else newline) as fh:
             yield fh
@@ -40,8 +47,9 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
 
 

@@ -175,3 +175,23 @@ def test_a_batch_releases_free_memory_after_each_document(scripted_pipeline, tmp
         (src / f"{name}.txt").write_text(DEMO.read_text())
     run_batch([src], tmp_path / "out", pipeline=scripted_pipeline)
     assert calls == [1, 2, 3]  # once per document, after it is written
+
+
+def test_an_interrupt_while_the_temporary_file_is_made_leaves_none(tmp_path, monkeypatch):
+    """SIGTERM (a KeyboardInterrupt in the main thread) landing just after the temporary file was created,
+    before the write began: the file is removed (CI saw a Ray batch leave '.d4.graphml.….tmp')."""
+    import argus.io as io
+
+    real = os.open
+
+    def open_then_interrupt(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt("SIGTERM")
+
+    monkeypatch.setattr(io.os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        io.write_text_atomic(tmp_path / "d4.graphml", "<graphml/>")
+    monkeypatch.setattr(io.os, "open", real)
+    assert list(tmp_path.iterdir()) == []
+    io.write_text_atomic(tmp_path / "d4.graphml", "<graphml/>")
+    assert [p.name for p in tmp_path.iterdir()] == ["d4.graphml"]
