@@ -45,7 +45,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ sys.path[:0] = [p for p in (str(Path(__file__).resolve().parent), str(Path(__fil
                 if p not in sys.path]
 
 from corpus_maker import annotated_sources, check_corpus, corpus_name, make_corpus, vary  # noqa: E402
-from extract_watch import ExtractRun, extract_command  # noqa: E402
+from extract_watch import ExtractRun, extract_command, work_folder  # noqa: E402
 
 
 def ekg_times(out: Path) -> list[float]:
@@ -114,13 +113,8 @@ def main(argv=None) -> int:
     if args.docs < 2:
         ap.error("--docs must be at least 2")
 
-    root = args.keep or Path(tempfile.mkdtemp(prefix="argus-corpus-"))
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    with work_folder(args.keep, "argus-corpus-") as root:
         return _main(args, root)
-    finally:
-        if args.keep is None:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def _main(args, root: Path) -> int:

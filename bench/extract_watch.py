@@ -18,12 +18,15 @@ after ``import ray``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -303,3 +306,16 @@ def terminate(run: ExtractRun, grace: float = 60.0) -> None:
         except ProcessLookupError:
             pass
         run.wait(timeout=grace)
+
+
+@contextlib.contextmanager
+def work_folder(keep: Path | None, prefix: str):
+    """``keep`` (made if missing), or a temporary folder removed at the end: where a benchmark puts its
+    corpus, outputs and logs."""
+    root = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        yield root
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)

@@ -63,7 +63,6 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -74,7 +73,8 @@ sys.path[:0] = [p for p in (str(Path(__file__).resolve().parent), str(Path(__fil
 
 from argus.config import ArgusConfig  # noqa: E402
 from corpus_maker import annotated_sources, check_corpus, make_corpus  # noqa: E402
-from extract_watch import ExtractRun, MoveCounter, cmdline, descendants, extract_command, wait_until  # noqa: E402
+from extract_watch import (ExtractRun, MoveCounter, cmdline, descendants, extract_command, wait_until,  # noqa: E402
+                           work_folder)  # noqa: E402
 
 ACTOR_MARK = "PipelineActor"
 
@@ -137,13 +137,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.docs < 10:
         ap.error("--docs must be at least 10")
-    root = args.keep or Path(tempfile.mkdtemp(prefix="argus-soak-"))
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    with work_folder(args.keep, "argus-soak-") as root:
         return soak(args, root)
-    finally:
-        if args.keep is None:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def soak(args, root: Path) -> int:

@@ -40,6 +40,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -274,20 +275,20 @@ def _threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class Runtime:
+class Runtime(Protocol):
     """What the pipeline asks of an encoder: ``forward(texts)`` → one ``Passed`` per text."""
 
     name: str
     dim: int
-    batch_size: int = 32
 
-    def forward(self, texts: list[str]) -> list[Passed]:
-        raise NotImplementedError
+    def forward(self, texts: list[str]) -> list[Passed]: ...
 
 
-class OnnxRuntime(Runtime):
+class OnnxRuntime:
     """A model folder's ONNX graph on ONNX Runtime (or OpenVINO), its tokenizer through ``tokenizers``.
     Texts go in batches of similar token length (sorted), padded to the longest of the batch."""
+
+    batch_size = 32
 
     def __init__(self, folder: ModelFolder, model_file: Path, name: str = "onnx", engine: str = "onnxruntime",
                  precision: str = "f32"):
@@ -347,10 +348,11 @@ class OnnxRuntime(Runtime):
         return out  # type: ignore[return-value]
 
 
-class TorchRuntime(Runtime):
+class TorchRuntime:
     """sentence-transformers in eager torch: the sentence vector and the token vectors of one forward."""
 
     name = "torch"
+    batch_size = 32
 
     def __init__(self, model):
         self.model = model
