@@ -93,6 +93,39 @@ def test_the_other_runtimes_give_close_vectors(fresh, runtime):
     assert [w.shape for w in words] == [(len(_spans(t)), 384) for t in TEXTS]
 
 
+def test_openvino_is_given_few_shapes_and_the_padding_changes_no_vector(fresh):
+    """OpenVINO compiles kernels per input shape and keeps them: batches are padded to 120 shapes at most
+    (rows to a power of two, width in steps), so a corpus's memory stops growing once they are met; the
+    padding (rows of the empty text, masked tokens) leaves every text's vectors as they were."""
+    import random
+
+    from argus.models.encoders import build_runtime, shape_bucket
+
+    shapes = {shape_bucket(r, w, 256) for r in range(1, 33) for w in range(2, 257)}
+    assert len(shapes) <= 120
+    assert all(shape_bucket(r, w, 256)[0] >= r and shape_bucket(r, w, 256)[1] >= w
+               for r in range(1, 33) for w in range(2, 257))
+    assert shape_bucket(3, 300, 256) == (4, 300)  # never cut below the batch's own width
+
+    rt = build_runtime("openvino", fresh._folder("embedded"), None)
+    fed = []
+    run = rt._run
+    rt._run = lambda feed: (fed.append(feed["input_ids"].shape), run(feed))[1]
+    rng = random.Random(0)
+    words = " ".join(TEXTS).split()
+    texts = [" ".join(rng.sample(words, rng.randint(1, 40))) for _ in range(60)]
+    calls = [texts[k: k + n] for k, n in zip(range(0, 60, 4), [rng.randint(1, 4) for _ in range(15)])]
+    padded = [p for c in calls for p in rt.forward(c)]
+    padded_shapes, fed[:] = set(fed), []
+    rt.buckets = False
+    plain = [p for c in calls for p in rt.forward(c)]
+    assert padded_shapes <= shapes and len(padded_shapes) < len(set(fed))
+    for a, b in zip(padded, plain):
+        assert float(a.vector @ b.vector) > 1 - 1e-5
+        assert a.tokens.shape == b.tokens.shape and a.offsets == b.offsets
+        assert np.abs(a.tokens - b.tokens).max() < 1e-3
+
+
 def test_each_text_goes_through_the_encoder_once(fresh):
     fresh.encode(TEXTS)
     assert fresh.PASSES.forwarded == len(TEXTS)

@@ -53,6 +53,21 @@ RUNTIMES = ("auto", "onnx", "onnx-int8", "openvino", "openvino-bf16", "torch")
 #: whose batches span documents, reaches thousands of shapes, and the 1,000-complaint soak grew 1.0 → 1.5 GiB;
 #: 200 holds it flat at 2 % of the speed (400 random batches: 1.43 GiB at the default, 0.71 GiB at 200)
 OPENVINO_SHAPE_CACHE = 200
+#: and the shapes OpenVINO is given are few: a batch's width (tokens) is padded up to the next of these steps
+#: and its rows to a power of two (``shape_bucket``), 120 shapes in all, so its kernel cache fills within
+#: the first documents and then holds still (without: a new shape now and then for hundreds of documents,
+#: each one kernel more until the cap)
+WIDTH_STEPS = ((64, 8), (128, 16), (256, 32), (512, 64))
+
+
+def shape_bucket(rows: int, width: int, max_width: int = 512) -> tuple[int, int]:
+    """(rows, width) padded up to OpenVINO's shape buckets: rows to a power of two, width to ``WIDTH_STEPS``
+    (never above ``max_width``: the tokenizer's truncation length, within the model's positions)."""
+    r = 1
+    while r < rows:
+        r *= 2
+    step = next((s for limit, s in WIDTH_STEPS if width <= limit), WIDTH_STEPS[-1][1])
+    return r, max(width, min(-(-width // step) * step, max_width))
 #: the export's output must match the eager model this closely (cosine of sentence vectors) to be kept
 EXPORT_TOLERANCE = 1e-4
 _PROBES = [
@@ -296,6 +311,9 @@ class OnnxRuntime:
 
         self.folder, self.name, self.dim = folder, name, folder.dim
         self.tokenizer = _tokenizer(folder, Tokenizer)
+        #: OpenVINO: pad batches to ``shape_bucket``'s shapes (rows of the empty text: its special tokens)
+        self.buckets = engine == "openvino"
+        self._empty = self.tokenizer.encode("").ids
         if engine == "openvino":
             try:
                 import openvino as ov
@@ -329,13 +347,18 @@ class OnnxRuntime:
         out: list[Passed | None] = [None] * len(texts)
         for k in range(0, len(order), self.batch_size):
             idx = order[k: k + self.batch_size]
-            width = max(len(encs[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
+            rows, width = len(idx), max(len(encs[i].ids) for i in idx)
+            if self.buckets:
+                rows, width = shape_bucket(rows, width, max(width, self.folder.max_seq_length))
+            ids = np.zeros((rows, width), dtype=np.int64)
+            mask = np.zeros((rows, width), dtype=np.int64)
             for r, i in enumerate(idx):
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
                 mask[r, :n] = 1
+            for r in range(len(idx), rows):
+                ids[r, :len(self._empty)] = self._empty
+                mask[r, :len(self._empty)] = 1
             feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self.inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
