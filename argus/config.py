@@ -206,6 +206,18 @@ class SentenceConfig(_Strict):
                                                        "(argus.designs.sentence.temporal / causal), where it has them")
     resolver: bool = Field(default=False, description="Cross-batch candidate pairs (merge.top_k, min_similarity, max_pairs) "
                                                       "decided by the resolver program, as in the chunked design")
+    pair_llm: Literal["measured", "always", "never"] = Field(
+        default="measured",
+        description="measured: the pair-choice program (Stage 2's model) decides the candidate pairs the temporal and "
+                    "causal heads are unsure of (P(no relation) within pair_tau of the head's threshold), where "
+                    "bench/pair_fallback.py measured that model to help; the embedded model, or a model measured no "
+                    "better, leaves the heads alone. always: every unsure pair goes to the model. never: heads only")
+    pair_tau: float = Field(default=0.1, ge=0.0, le=1.0,
+                            description="How close to its head's threshold a pair's P(no relation) must be for the pair "
+                                        "to go to the model (1.0: every candidate pair)")
+    pair_batch: int = Field(default=8, ge=1, le=40, description="Pairs per pair-choice call")
+    pair_max: int = Field(default=64, ge=0, description="At most this many pairs of a document go to the model, the "
+                                                        "most unsure first")
 
 
 class MergeConfig(_Strict):

@@ -232,7 +232,7 @@ class ArgusPipeline(dspy.Module):
     def extract_chunk(self, doc: Document, chunk: Chunk, run: DocumentRun | None = None) -> MiniGraph:
         """The mini-graph of one chunk by the configured design (what an optimizer's minibatches run)."""
         if self.design == "sentence":
-            return sentence.extract_batch(self, doc, chunk, run)
+            return sentence.extract_batch(self, doc, chunk, run, edges=True)
         return chunked.extract_chunk(self, doc, chunk, run)
 
     # ------------------------------------------------------------------ the sentence-level design
@@ -248,6 +248,10 @@ class ArgusPipeline(dspy.Module):
     def sentence_routing(self) -> tuple[str, float, str]:
         """(mode, τ, why) the sentence design runs with (``argus.designs.sentence.routing``)."""
         return sentence.routing(self)
+
+    def pair_routing(self) -> tuple[str, float, str]:
+        """(mode, τ, why) of the sentence design's edges (``argus.designs.sentence.pair_routing``)."""
+        return sentence.pair_routing(self)
 
     @property
     def sentence_stage2(self) -> bool:

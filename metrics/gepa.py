@@ -30,7 +30,7 @@ from metrics.structural import structural_score
 
 #: predictor-name fragments → the stage whose defects it can fix
 #: (the sentence design's choice program writes the events, so the Stage 1 defects are its to fix)
-_STAGE_OF_PREDICTOR = (("stage2", "stage2"), ("relate", "stage2"), ("stage1", "stage1"), ("extract", "stage1"),
+_STAGE_OF_PREDICTOR = (("pair_relations", "stage2"), ("stage2", "stage2"), ("relate", "stage2"), ("stage1", "stage1"), ("extract", "stage1"),
                        ("sentence_events", "stage1"))
 
 

@@ -12,8 +12,8 @@ from argus.config import LMSpec, read_yaml_mapping
 from argus.errors import ConfigError
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
-ROUTING_KEYS = {"sentence.llm": "sentence_llm", "sentence.tau": "sentence_tau", "facts.mode": "facts_mode",
-                "facts.tau": "facts_tau"}
+ROUTING_KEYS = {"sentence.llm": "sentence_llm", "sentence.tau": "sentence_tau", "sentence.pair_llm": "pair_llm",
+                "sentence.pair_tau": "pair_tau", "facts.mode": "facts_mode", "facts.tau": "facts_tau"}
 """The routing settings a space may search (dotted ArgusConfig key -> SpaceSpec field): how much of the work goes
 to a model at all. A member records each under its dotted key; ``optimizers.deploy.member_overrides`` applies it
 over the campaign's ``pipeline`` overrides."""
@@ -71,6 +71,14 @@ class SpaceSpec(_Strict):
         default=None, alias="sentence.tau",
         description="sentence.tau values to search: type confidence below which a sentence goes to the model (1.0: "
                     "every sentence)")
+    pair_llm: list[Literal["measured", "always", "never"]] | None = Field(
+        default=None, alias="sentence.pair_llm",
+        description="sentence.pair_llm values to search: never (the edge heads decide alone), always (the pairs they "
+                    "are unsure of go to the pair-choice program), measured")
+    pair_tau: list[float] | None = Field(
+        default=None, alias="sentence.pair_tau",
+        description="sentence.pair_tau values to search: how close to its head's threshold a pair's P(no relation) must "
+                    "be for the pair to go to the model (1.0: every candidate pair)")
     facts_mode: list[Literal["classifier", "hybrid", "llm"]] | None = Field(
         default=None, alias="facts.mode", description="facts.mode values to search (the fact gate)")
     facts_tau: list[float] | None = Field(
@@ -79,7 +87,7 @@ class SpaceSpec(_Strict):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    @field_validator("sentence_tau", "facts_tau")
+    @field_validator("sentence_tau", "pair_tau", "facts_tau")
     @classmethod
     def _taus(cls, v: list[float] | None, info) -> list[float] | None:
         low = 0.5 if info.field_name == "facts_tau" else 0.0
@@ -139,9 +147,11 @@ class TrackingSpec(_Strict):
 
 class CampaignConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    programs: list[Literal["stage1", "stage2", "sentence_events", "fact_fallback", "chunker", "resolver", "qa"]] = Field(
+    programs: list[Literal["stage1", "stage2", "sentence_events", "pair_relations", "fact_fallback", "chunker", "resolver",
+                           "qa"]] = Field(
         default_factory=lambda: ["stage1", "stage2"],
-        description="Stage 1 / Stage 2 (chunked design) and sentence_events / Stage 2 (sentence design) evolve jointly "
+        description="Stage 1 / Stage 2 (chunked design) and sentence_events / Stage 2 / pair_relations (sentence design) "
+        "evolve jointly "
         "inside the pipeline on chunk examples, each trial the programs its design runs; fact_fallback, chunker, "
         "resolver and qa each evolve on their own examples and metric and their best candidate joins every member "
         "of the trial. Every member is then scored and priced by deployment runs of the whole pipeline",

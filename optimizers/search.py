@@ -29,9 +29,10 @@ from optimizers.proposer import TextInstructionProposer
 from optimizers.storage import Artifacts, content_hash
 
 EVOLVABLE = {"stage1": "programs.stage1.extract.predict", "stage2": "programs.stage2.relate.predict",
-             "sentence_events": "programs.sentence_events.choose.predict"}
+             "sentence_events": "programs.sentence_events.choose.predict",
+             "pair_relations": "programs.pair_relations.choose.predict"}
 #: the evolvable programs each extraction design runs (a trial evolves only what its design calls)
-DESIGN_PROGRAMS = {"chunked": ("stage1", "stage2"), "sentence": ("sentence_events", "stage2")}
+DESIGN_PROGRAMS = {"chunked": ("stage1", "stage2"), "sentence": ("sentence_events", "stage2", "pair_relations")}
 
 
 class ProviderOutage(RuntimeError):
@@ -116,13 +117,16 @@ class TrialSearch:
         self.status = status
 
     def evolvable(self, settings: dict) -> list[str]:
-        """Predictor names GEPA evolves: the campaign's programs that the trial's design runs (Stage 2
-        only where that design runs it)."""
+        """Predictor names GEPA evolves: the campaign's programs that the trial's design runs (Stage 2 and
+        the pair-choice program only where that design runs them)."""
         design = settings.get("extraction") or "chunked"
         names = design_programs(self.config, design)
         if design == "sentence" and "stage2" in names and settings.get("task_model") \
                 and not self.pipeline(settings).sentence_stage2:
             names.remove("stage2")
+        if design == "sentence" and "pair_relations" in names and settings.get("task_model") \
+                and self.pipeline(settings).pair_routing()[0] != "model":
+            names.remove("pair_relations")
         return [EVOLVABLE[p] for p in names]
 
     def run(self, iteration: int, settings: dict, splits, ledger: CostLedger, spend: SpendBook,

@@ -13,6 +13,7 @@ from programs.chunker import SemanticChunker
 from programs.fact_fallback import FactFallback
 from programs.judge import EventMatchJudge, GraphJudge, PairwiseJudge
 from programs.oneshot import OneShotExtractor
+from programs.pair_relations import PairRelationChooser
 from programs.qa import DocumentQA
 from programs.resolver import CrossChunkResolver
 from programs.sentence_events import SentenceEventChooser
@@ -31,6 +32,7 @@ class ArgusPrograms(dspy.Module):
         self.stage2 = Stage2Extractor(max_retries=max_retries)
         self.resolver = CrossChunkResolver(max_retries=min(1, max_retries))
         self.sentence_events = SentenceEventChooser(max_retries=min(1, max_retries))
+        self.pair_relations = PairRelationChooser(max_retries=min(1, max_retries))
         self.oneshot = OneShotExtractor(max_retries=min(1, max_retries))
         self.qa = DocumentQA(max_retries=min(1, max_retries))
 
@@ -47,6 +49,7 @@ __all__ = [
     "PairwiseJudge",
     "FactFallback",
     "OneShotExtractor",
+    "PairRelationChooser",
     "SemanticChunker",
     "SentenceEventChooser",
     "Stage1Extractor",

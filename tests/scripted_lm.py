@@ -97,6 +97,13 @@ class ScriptedEngine(EngineDouble):
                 chunks.append({"sentence_ids": ids[max(0, start - 2): start + size - 2], "theme": f"part {len(chunks) + 1}"})
                 start += size - 2
             return {"chunks": chunks}
+        if "relations" in fields and "pairs" in inputs:  # the sentence design's pair-choice program
+            text = dict(re.findall(r"^(EV\d+): (.*)$", inputs.get("events", ""), re.M))
+            out = []
+            for label, a, b in re.findall(r"^(P\d+): (EV\d+) → (EV\d+)$", inputs["pairs"], re.M):
+                causal = "CAUSES" if re.search(r"because|retaliat|as a result", text.get(b, ""), re.I) else "NONE"
+                out.append({"pair": label, "temporal": "BEFORE", "causal": causal})
+            return {"relations": out}
         if "same_occurrence" in fields:
             a, b = inputs.get("event_a", ""), inputs.get("event_b", "")
             same = a.split(":")[0] == b.split(":")[0] and a.split("—")[0] == b.split("—")[0]

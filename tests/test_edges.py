@@ -101,3 +101,80 @@ def test_the_floor_draws_date_order_and_the_adjacent_chain():
     got = {(e.source, e.relation, e.target) for e in edges}
     # the dates put EV2 first, so no chain edge EV1 -> EV2; the rest is the chain
     assert got == {("EV2", "BEFORE", "EV1"), ("EV2", "BEFORE", "EV3"), ("EV3", "BEFORE", "EV4")}
+
+
+# ----------------------------------------------------------------------------- the pair-choice program
+
+
+def _unsure_head(threshold: float = 0.7) -> PairHead:
+    return PairHead(["none", "BEFORE", "AFTER"], ["f"], np.zeros((3, 1)), np.zeros(3), threshold)
+
+
+def test_unsure_pairs_are_those_near_the_heads_threshold_closest_first():
+    from argus.designs.sentence.design import unsure_pairs
+
+    probs = np.array([[0.65, 0.30, 0.05], [0.95, 0.03, 0.02], [0.72, 0.20, 0.08], [0.10, 0.85, 0.05]])
+    assert unsure_pairs(_unsure_head(), probs, 0.1) == [2, 0]
+    assert unsure_pairs(_unsure_head(), probs, 0.0) == []
+    assert sorted(unsure_pairs(_unsure_head(), probs, 1.0)) == [0, 1, 2, 3]
+
+
+def test_pair_routing_follows_the_measurement():
+    from argus.config import ArgusConfig
+    from argus.pipeline import ArgusPipeline
+
+    pipe = ArgusPipeline()
+    heads = pipe.event_heads
+    mode, _, why = pipe.pair_routing()
+    assert mode == "never" and "not measured" in why  # the embedded model, never measured on pairs
+    assert ArgusPipeline(ArgusConfig.load(None, {"sentence.pair_llm": "always"})).pair_routing()[0] == "model"
+    assert ArgusPipeline(ArgusConfig.load(None, {"sentence.pair_llm": "never"})).pair_routing()[0] == "never"
+    for row, want in (({"tau": None, "f1_heads": 0.3, "f1_model": 0.2}, ("never", "measured no better")),
+                      ({"tau": 0.2, "f1_heads": 0.3, "f1_model": 0.4}, ("model", ""))):
+        pipe._event_heads = heads.__class__(**{**heads.__dict__, "meta": {"pair_fallback": {"local/smollm2": row}}})
+        mode, tau, why = pipe.pair_routing()
+        assert mode == want[0] and want[1] in why
+        assert tau == (0.2 if row["tau"] else pipe.config.sentence.pair_tau)
+
+
+def test_the_pair_choice_program_decides_the_unsure_pairs_and_only_those(tmp_path):
+    """With every candidate pair unsure (τ 1.0), the scripted program's answers replace the heads' (it reads
+    BEFORE for every pair, CAUSES where the later sentence says "because" or "retaliation"); with τ 0 no pair
+    goes to it and the graph is the heads' own."""
+    from tests.conftest import DEMO, make_scripted_pipeline
+
+    base = {"extraction.design": "sentence", "sentence.llm": "never", "sentence.stage2": False}
+    heads_only = make_scripted_pipeline(tmp_path / "h", **base, **{"sentence.pair_llm": "never"}).extract(DEMO)
+    none_unsure = make_scripted_pipeline(tmp_path / "z", **base, **{"sentence.pair_llm": "always", "sentence.pair_tau": 0.0})
+    zero = none_unsure.extract(DEMO)
+    assert not any("relations" in c["fields"] for c in none_unsure.engine.calls)
+    edges = lambda g: sorted((e.source, e.target, e.relation) for e in g.temporal_edges + g.causal_edges)  # noqa: E731
+    assert edges(zero.graph) == edges(heads_only.graph)
+
+    pipe = make_scripted_pipeline(tmp_path / "m", **base, **{"sentence.pair_llm": "always", "sentence.pair_tau": 1.0,
+                                                              "sentence.pair_batch": 5, "sentence.pair_max": 30})
+    ekg = pipe.extract(DEMO)
+    calls = [c for c in pipe.engine.calls if "relations" in c["fields"]]
+    asked = [line for c in calls for line in c["inputs"]["pairs"].splitlines()]
+    assert calls and all(len(c["inputs"]["pairs"].splitlines()) <= 5 for c in calls) and len(asked) <= 30
+    assert len(set(asked)) == len(asked) or len(calls) > 1  # a pair is asked once (labels restart per call)
+    assert edges(ekg.graph) != edges(heads_only.graph)
+    order = {e.id: min(int(s[1:]) for s in e.evidence) for e in ekg.graph.events}
+    temporal_rel = {e.relation for e in ekg.graph.temporal_edges}
+    assert temporal_rel and temporal_rel <= {"BEFORE", "SAME_TIME"}  # the program's BEFORE, the dates' SAME_TIME
+    assert all(order[e.source] <= order[e.target] for e in ekg.graph.temporal_edges if e.relation == "BEFORE"
+               and e.origin == "heads")
+
+
+def test_a_campaign_may_search_the_pair_routing_and_a_member_deploys_it():
+    from argus.config import ArgusConfig
+    from optimizers.config import SpaceSpec
+    from optimizers.deploy import member_overrides
+
+    space = SpaceSpec.model_validate({"sentence.pair_llm": ["always", "never"], "sentence.pair_tau": [0.1, 0.3]})
+    assert space.choices("sentence.pair_tau") == [0.1, 0.3] and space.choices("sentence.pair_llm") == ["always", "never"]
+    with pytest.raises(ValueError, match="τ"):
+        SpaceSpec.model_validate({"sentence.pair_tau": [1.5]})
+    overrides = member_overrides({"sentence.pair_llm": "always", "sentence.pair_tau": 0.3})
+    cfg = ArgusConfig.load(None, overrides)
+    assert (cfg.sentence.pair_llm, cfg.sentence.pair_tau) == ("always", 0.3)

@@ -7,8 +7,12 @@ One module per thing the design reads, so that a reader finds each by name:
 ``heads``      the encoder heads as stored (``argus/resources/event_heads_minilm.json``) and read;
 ``entities``   the document's entity list without a model, and the participants a sentence names;
 ``time``       the time a sentence states;
-``temporal``   temporal edges (date order);
-``design``     the design itself: routing, one batch of sentences, the whole document.
+``temporal``   temporal edges (date order, the temporal head, consistency);
+``causal``     causal edges (the causal head);
+``pairs``      what the pair heads share; ``occurrences``: one event per occurrence;
+``design``     the design itself: routing (sentences and pairs), one batch of sentences, the whole
+               document; the pairs the edge heads are unsure of go to the pair-choice program
+               (``programs.pair_relations``).
 
 The heads and the learned parts of the heads file are trained above the pipeline (``argus.training``):
 a part learns from the design's own graphs of the training complaints, which the whole pipeline makes.
@@ -21,7 +25,8 @@ The design's entry points (``extract``, ``extract_batch``, ``routing``, ...) are
 
 from __future__ import annotations
 
-_DESIGN = ("asks_resolver", "entity_list", "extract", "extract_batch", "routing", "sentence_times", "suggestions")
+_DESIGN = ("asks_resolver", "entity_list", "extract", "extract_batch", "pair_routing", "routing", "sentence_times",
+           "suggestions")
 
 
 def __getattr__(name: str):

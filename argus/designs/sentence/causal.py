@@ -26,10 +26,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order, opening
 from argus.graph.schema import EVENT_TYPES
 from argus.text.words import lemma
 
+KIND = "causal"  # what the pair-choice program is asked (``pairs.asked_decisions``)
 #: how far back in narrative order a cause is sought
 WINDOW = 40
 CLASSES = ("none", "CAUSES", "ENABLES")
@@ -114,7 +115,7 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW] if date_order(a, b) != 1]
 
 
-def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
+def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, str, str, float]]:
     """(cause, effect, relation, probability): for each effect, its most probable cause where the
     head draws one."""
     pairs = candidates(events)
@@ -123,7 +124,7 @@ def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, 
     rates = head.meta.get("type_pair_rates", {})
     x = np.asarray([features(a, b, rates, events) for a, b in pairs])
     best: dict[str, tuple[str, str, str, float]] = {}
-    for (a, b), (rel, p) in zip(pairs, head.decide(x)):
+    for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
         if rel != "none" and (b.id not in best or p > best[b.id][3]):
             best[b.id] = (a.id, b.id, rel, p)
     return list(best.values())

@@ -29,7 +29,7 @@ from argus.graph.grounding import Aligner, chunk_phrases, ground_items
 from argus.models.ledger import CostLedger
 from argus.graph.merge import add_date_edges, add_head_edges, merge_minigraphs, merge_same_occurrences
 from argus.models.routing import measured_route
-from argus.graph.schema import Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph
+from argus.graph.schema import CausalEdge, Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph, TemporalEdge
 from argus.text.words import lemma, mentions
 
 
@@ -58,6 +58,97 @@ def routing(pipe: Pipeline) -> tuple[str, float, str]:
             "or set sentence.llm: always)"))
 
 
+def pair_routing(pipe: Pipeline) -> tuple[str, float, str]:
+    """(mode, τ, why) of the edges: ``never`` (the pair heads decide alone) or ``model`` (the pairs they are
+    unsure of go to the pair-choice program, on Stage 2's model). ``sentence.pair_llm: measured`` keeps the
+    model out where ``bench/pair_fallback.py`` found it no better, or where it is the embedded one and was
+    never measured."""
+    cfg = pipe.config.sentence
+    if cfg.pair_llm == "never":
+        return "never", cfg.pair_tau, ""
+    if cfg.pair_llm == "always":
+        return "model", cfg.pair_tau, ""
+    model = pipe.config.lm.for_stage("stage2").model
+    return measured_route(
+        model, pipe.event_heads.meta.get("pair_fallback") or {}, cfg.pair_tau, asked="model", alone="never",
+        no_better=lambda m: (
+            f"sentence design: the pair-choice model {model} was measured no better than the edge heads on the pairs "
+            f"they are unsure of (temporal + causal edge F1 {m.get('f1_model', float('nan')):.3f} with the model on "
+            f"them vs {m.get('f1_heads', float('nan')):.3f}); the heads decide alone (sentence.pair_llm: always sends "
+            "them anyway)"),
+        unmeasured=(
+            f"sentence design: the pair-choice model is the embedded {model}, which is not measured to beat the edge "
+            "heads; the heads decide alone (measure a model with 'python bench/pair_fallback.py --model MODEL', or "
+            "set sentence.pair_llm: always)"))
+
+
+def unsure_pairs(head, probs, tau: float) -> list[int]:
+    """Rows of ``probs`` (the head's probabilities per candidate pair) whose P(no relation) lies within
+    ``tau`` of the head's threshold, the closest first."""
+    none = head.classes.index("none")
+    gap = [abs(float(row[none]) - head.threshold) for row in probs]
+    return sorted((k for k, g in enumerate(gap) if g < tau or tau >= 1.0), key=lambda k: gap[k])
+
+
+def describe_event(e) -> str:
+    """One line of an event for the pair-choice program: type, trigger, date where stated, its sentence."""
+    date = "-".join(f"{v:02d}" if i else str(v) for i, v in enumerate(e.date)) if e.date else ""
+    return f"[{e.type}; {e.trigger!r}{'; ' + date if date else ''}] {' '.join(e.text.split())}"
+
+
+def pair_asker(pipe: Pipeline, run: DocumentRun | None, tau: float, issues: list[str],
+               answers: dict[tuple[str, str], tuple[str, str]] | None = None):
+    """The ``ask`` of ``temporal.edges`` / ``causal.edges`` (``pairs.asked_decisions``): the pairs the head is
+    unsure of (``unsure_pairs``, at most ``sentence.pair_max`` a document) go to the pair-choice program in
+    batches of ``sentence.pair_batch``; its answer replaces the head's decision, with the head's probability of
+    the chosen relation; a pair it leaves unanswered, or answers with a relation the head does not know, keeps
+    the head's. One answer serves both kinds (a pair asked for its temporal relation is not asked again for
+    its causal one). What failed goes into ``issues``; ``answers`` ((A, B) → (temporal, causal)) is the
+    memo of the program's answers, given where several asks share it (``bench/pair_fallback.py``)."""
+    cfg = pipe.config.sentence
+    answers = {} if answers is None else answers
+    budget = [cfg.pair_max]
+
+    def ask(kind: str, pairs: list, head, probs, decisions: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        rows = unsure_pairs(head, probs, tau)
+        todo = [k for k in rows if (pairs[k][0].id, pairs[k][1].id) not in answers][:max(0, budget[0])]
+        budget[0] -= len(todo)
+        for i in range(0, len(todo), cfg.pair_batch):
+            batch = todo[i:i + cfg.pair_batch]
+            labels = [f"P{n + 1}" for n in range(len(batch))]
+            evs = {e.id: e for k in batch for e in pairs[k]}
+            lines = [f"{rel} {p:.2f}" for rel, p in (decisions[k] for k in batch)]
+            try:
+                with pipe.calling("stage2", "PairRelationChooser", run):
+                    res = pipe.programs.pair_relations(
+                        events=[(eid, describe_event(e)) for eid, e in sorted(evs.items(), key=lambda kv: kv[1].index)],
+                        pairs=[(lab, pairs[k][0].id, pairs[k][1].id) for lab, k in zip(labels, batch)],
+                        suggestions=[f"{kind} {line}" for line in lines])
+            except ProviderFault:
+                raise
+            except LMCallError as exc:
+                issues.append(f"pair choices failed ({exc}); the heads decide")
+                continue
+            issues.extend(f"pairs: {e}" for e in res.errors)
+            by_label = {r.pair: r for r in (res.outputs or {}).get("relations", [])}
+            for lab, k in zip(labels, batch):
+                r = by_label.get(lab)
+                if r is not None:
+                    answers[(pairs[k][0].id, pairs[k][1].id)] = (r.temporal, r.causal)
+        out = list(decisions)
+        for k in rows:
+            got = answers.get((pairs[k][0].id, pairs[k][1].id))
+            if got is None:
+                continue
+            rel = (got[0] if kind == "temporal" else got[1])
+            rel = "none" if rel == "NONE" else rel
+            if rel in head.classes:
+                out[k] = (rel, float(probs[k][head.classes.index(rel)]))
+        return out
+
+    return ask
+
+
 def asks_resolver(pipe: Pipeline) -> bool:
     """Whether the design asks the resolver which events of different batches state one occurrence
     (``sentence.resolver``, within ``merge.resolver``'s pairs and limits)."""
@@ -83,11 +174,15 @@ def sentence_times(pipe: Pipeline, doc: Document) -> dict[str, EventTime]:
 
 
 def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun | None = None,
-                  entities: list | None = None, readings: dict | None = None, times: dict | None = None) -> MiniGraph:
+                  entities: list | None = None, readings: dict | None = None, times: dict | None = None,
+                  edges: bool = False) -> MiniGraph:
     """One event per sentence of ``chunk`` (a batch of consecutive fact sentences), by choices:
     the heads' type and trigger, the choice program where they are unsure, participants from the
     entity list, time from the sentence; grounded; then Stage 2 over the batch's events.
-    ``entities``, ``readings`` and ``times`` are the document's, worked out here when not given."""
+    ``entities``, ``readings`` and ``times`` are the document's, worked out here when not given.
+    ``edges``: without Stage 2, the batch's own edges by the pair heads and the pair-choice program
+    (``batch_edges``: what an optimizer's minibatch of one batch runs; a document's edges are drawn
+    after merging, over all its events)."""
     cfg = pipe.config.sentence
     idx = doc.index()
     sents = [idx[sid] for sid in chunk.sentence_ids]
@@ -141,6 +236,8 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
     temporal, causal = [], []
     if pipe.sentence_stage2:
         temporal, causal = relate(pipe, doc.labeled(sents), chunk, ents, events, run, attempts, issues)
+    elif edges:
+        temporal, causal = batch_edges(pipe, doc, events, readings, run, issues)
     graph = EventGraph(entities=ents, events=events, temporal_edges=temporal, causal_edges=causal)
     return MiniGraph(chunk_id=chunk.id, graph=graph, attempts=attempts, issues=issues, spans=grounded.spans,
                      rejected=grounded.rejected, ungrounded=grounded.ungrounded)
@@ -208,7 +305,7 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
                 add_date_edges(graph, date_edges([DatedEvent(e.id, e.time.value or "", tuple(e.evidence))
                                                   for e in graph.events if e.time.kind == "explicit"]), log)
             if cfg.edge_heads:
-                head_edges(pipe, doc, graph, log, readings)
+                head_edges(pipe, doc, graph, log, readings, run)
             graph, rejected = pipe.ground(doc, graph, chunks, stage="sentence")
         if not facts:
             run.warnings.append("no fact sentences in the narrative: the graph is empty")
@@ -249,20 +346,52 @@ def _pair_events(doc: Document, graph, readings: dict | None):
                        {sid: r.p_event for sid, r in (readings or {}).items()})
 
 
-def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None) -> None:
+def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None,
+               run: DocumentRun | None = None) -> None:
     """Temporal and causal edges drawn by the heads file's pair heads (``temporal``, ``causal``), where
-    the file has them; ``readings``: the heads' reading of each fact sentence."""
+    the file has them, the pairs they are unsure of decided by the pair-choice program where
+    ``pair_routing`` sends them; ``readings``: the heads' reading of each fact sentence."""
     part = pipe.event_heads.parts.get("edges")
     if not part or not graph.events:
         return
     from argus.designs.sentence import causal, temporal
     from argus.designs.sentence.pairs import PairHead
 
+    mode, tau, why = pair_routing(pipe)
+    warn_once(why)
+    issues: list[str] = []
+    ask = pair_asker(pipe, run, tau, issues) if mode == "model" else None
     events = _pair_events(doc, graph, readings)
     if part.get("temporal"):
-        add_head_edges(graph, "temporal", temporal.edges(PairHead.from_json(part["temporal"]), events), log)
+        add_head_edges(graph, "temporal", temporal.edges(PairHead.from_json(part["temporal"]), events, ask), log)
     if part.get("causal"):
-        add_head_edges(graph, "causal", causal.edges(PairHead.from_json(part["causal"]), events), log)
+        add_head_edges(graph, "causal", causal.edges(PairHead.from_json(part["causal"]), events, ask), log)
+    if run is not None:
+        run.warnings += issues
+
+
+def batch_edges(pipe: Pipeline, doc: Document, events: list[Event], readings: dict, run: DocumentRun | None,
+                issues: list[str]) -> tuple[list[TemporalEdge], list[CausalEdge]]:
+    """The temporal and causal edges among one batch's ``events`` as ``head_edges`` draws them (the pair
+    heads, the pairs they are unsure of to the pair-choice program where ``pair_routing`` sends them)."""
+    part = pipe.event_heads.parts.get("edges")
+    if not part or len(events) < 2:
+        return [], []
+    from argus.designs.sentence import causal, temporal
+    from argus.designs.sentence.pairs import PairHead
+
+    mode, tau, why = pair_routing(pipe)
+    warn_once(why)
+    ask = pair_asker(pipe, run, tau, issues) if mode == "model" else None
+    pevents = _pair_events(doc, EventGraph(events=events), readings)
+    evidence = {e.id: list(e.evidence) for e in events}
+    out: dict[str, list] = {"temporal": [], "causal": []}
+    for kind, module, cls in (("temporal", temporal, TemporalEdge), ("causal", causal, CausalEdge)):
+        if part.get(kind):
+            for s, t, rel, _ in module.edges(PairHead.from_json(part[kind]), pevents, ask):
+                out[kind].append(cls(source=s, target=t, relation=rel,
+                                     evidence=list(dict.fromkeys(evidence[s] + evidence[t]))))
+    return out["temporal"], out["causal"]
 
 
 def _find_word(text: str, phrase: str) -> int | None:

@@ -155,4 +155,13 @@ class PairHead:
                    float(data["threshold"]), data.get("meta", {}))
 
 
-__all__ = ["PairEvent", "PairHead", "cue_flags", "date_order", "opening", "pair_events"]
+def asked_decisions(ask, kind: str, pairs: list, head: PairHead, x: np.ndarray) -> list[tuple[str, float]]:
+    """The head's (relation or "none", probability) per pair, those it is unsure of decided by ``ask``
+    where given: ``ask(kind, pairs, head, probabilities, decisions)`` returns the decisions it keeps or
+    replaces (the sentence design's pair-choice program, ``argus.designs.sentence.design.pair_asker``)."""
+    if ask is None:
+        return head.decide(x)
+    return ask(kind, pairs, head, head.probs(x), head.decide(x))
+
+
+__all__ = ["PairEvent", "PairHead", "asked_decisions", "cue_flags", "date_order", "opening", "pair_events"]

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order, opening
 from argus.graph.schema import EVENT_TYPES
 
+KIND = "temporal"  # what the pair-choice program is asked (``pairs.asked_decisions``)
 #: how far apart in narrative order two events may be for the temporal head to relate them
 WINDOW = 4
 CLASSES = ("none", "BEFORE", "AFTER", "OVERLAP", "SAME_TIME")
@@ -108,7 +109,7 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW]]
 
 
-def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
+def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, str, str, float]]:
     """(source, target, relation, probability) the head draws among ``events`` (narrative order);
     AFTER written as BEFORE the other way; then made ``consistent``."""
     pairs = candidates(events)
@@ -116,7 +117,7 @@ def edges(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, str, 
         return []
     x = np.asarray([features(a, b, events) for a, b in pairs])
     out = []
-    for (a, b), (rel, p) in zip(pairs, head.decide(x)):
+    for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
         if rel == "none":
             continue
         out.append((b.id, a.id, "BEFORE", p) if rel == "AFTER" else (a.id, b.id, rel, p))
