@@ -75,12 +75,13 @@ def measure(folder: Path, model: str, cache: Path, max_pairs: int) -> dict:
     temporal.edges(heads["temporal"], events, ask)
     causal.edges(heads["causal"], events, ask)
     seconds = time.perf_counter() - t0
+    sent = ask.sent
     by_tau = {}
     for tau in TAUS:
         ask = pair_asker(model_pipe, None, tau, [], answers=memo) if tau > 0 else None
         by_tau[f"{tau:.2f}"] = edge_scores(ekg, gold, temporal.edges(heads["temporal"], events, ask),
                                            causal.edges(heads["causal"], events, ask))
-    return {"doc": folder.name, "pairs_asked": len(memo), "seconds_model": round(seconds, 1), "issues": issues[:5],
+    return {"doc": folder.name, "pairs_sent": sent, "pairs_answered": len(memo), "seconds_model": round(seconds, 1), "issues": issues[:5],
             "by_tau": by_tau}
 
 
@@ -98,7 +99,7 @@ def main() -> None:
     for folder in folders:
         r = measure(folder, args.model, args.out / "cache", args.max_pairs)
         rows.append(r)
-        print(f"{r['doc']}: {r['pairs_asked']} pairs asked in {r['seconds_model']} s; edge F1 "
+        print(f"{r['doc']}: {r['pairs_sent']} pairs sent, {r['pairs_answered']} answered in {r['seconds_model']} s; edge F1 "
               + ", ".join(f"τ {t} {v['edge_f1']:.3f}" for t, v in r["by_tau"].items()), flush=True)
     heads = [r["by_tau"]["0.00"]["edge_f1"] for r in rows]
     print("\n| τ | temporal F1 | causal F1 | edge F1 | Δ vs heads alone [95 % paired CI] |\n|---|---|---|---|---|")
@@ -115,7 +116,8 @@ def main() -> None:
     record = {"tau": best, "f1_heads": round(statistics.fmean(heads), 4),
               "f1_model": round(max(statistics.fmean(r["by_tau"][f"{t:.2f}"]["edge_f1"] for r in rows)
                                     for t in TAUS if t > 0), 4),
-              "documents": [r["doc"] for r in rows], "pairs_asked": sum(r["pairs_asked"] for r in rows),
+              "documents": [r["doc"] for r in rows], "pairs_sent": sum(r["pairs_sent"] for r in rows),
+              "pairs_answered": sum(r["pairs_answered"] for r in rows),
               "seconds_model": round(sum(r["seconds_model"] for r in rows), 1),
               "measured": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "f1_by_tau": {t: round(statistics.fmean(r["by_tau"][t]["edge_f1"] for r in rows), 4)

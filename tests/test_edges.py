@@ -126,7 +126,10 @@ def test_pair_routing_follows_the_measurement():
     pipe = ArgusPipeline()
     heads = pipe.event_heads
     mode, _, why = pipe.pair_routing()
-    assert mode == "never" and "not measured" in why  # the embedded model, never measured on pairs
+    assert mode == "never" and "measured no better" in why  # the embedded model (bench/pair_fallback.py)
+    pipe._event_heads = heads.__class__(**{**heads.__dict__, "meta": {}})
+    mode, _, why = pipe.pair_routing()
+    assert mode == "never" and "not measured" in why
     assert ArgusPipeline(ArgusConfig.load(None, {"sentence.pair_llm": "always"})).pair_routing()[0] == "model"
     assert ArgusPipeline(ArgusConfig.load(None, {"sentence.pair_llm": "never"})).pair_routing()[0] == "never"
     for row, want in (({"tau": None, "f1_heads": 0.3, "f1_model": 0.2}, ("never", "measured no better")),

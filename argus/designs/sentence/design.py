@@ -113,6 +113,7 @@ def pair_asker(pipe: Pipeline, run: DocumentRun | None, tau: float, issues: list
         rows = unsure_pairs(head, probs, tau)
         todo = [k for k in rows if (pairs[k][0].id, pairs[k][1].id) not in answers][:max(0, budget[0])]
         budget[0] -= len(todo)
+        ask.sent += len(todo)  # type: ignore[attr-defined]
         for i in range(0, len(todo), cfg.pair_batch):
             batch = todo[i:i + cfg.pair_batch]
             labels = [f"P{n + 1}" for n in range(len(batch))]
@@ -146,6 +147,7 @@ def pair_asker(pipe: Pipeline, run: DocumentRun | None, tau: float, issues: list
                 out[k] = (rel, float(probs[k][head.classes.index(rel)]))
         return out
 
+    ask.sent = 0  # type: ignore[attr-defined]  # pairs sent to the program so far
     return ask
 
 
