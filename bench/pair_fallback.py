@@ -4,7 +4,7 @@ For each complaint of ``--split`` (default dev), the sentence design runs as shi
 (``sentence.pair_llm: never``); its events are then read as the pair heads read them, and every candidate
 pair whose P(no relation) lies within the largest τ of ``TAUS`` of its head's threshold (at most
 ``--max-pairs`` a complaint, the most unsure first) goes to the pair-choice program (``programs.pair_relations``)
-on ``--model``, through the design's own asker (``argus.designs.sentence.design.pair_asker``), once. For each
+on ``--model``, through the design's own asker (``argus.designs.sentence.design.PairAsker``), once. For each
 τ the graph the design would write is then assembled from those answers (the heads' edges replaced by the
 edges drawn at that τ, the dates' edges kept) and scored against gold: relaxed temporal-edge and causal-edge
 F1 (``metrics.gold.match_graphs``), and their mean, the edge F1. The τ with the best mean edge F1 is the
@@ -53,7 +53,7 @@ def edge_scores(ekg, gold, temporal_edges, causal_edges) -> dict[str, float]:
 
 def measure(folder: Path, model: str, cache: Path, max_pairs: int) -> dict:
     from argus.designs.sentence import causal, temporal
-    from argus.designs.sentence.design import pair_asker
+    from argus.designs.sentence.design import PairAsker
     from argus.designs.sentence.pairs import PairHead, pair_events
     from argus.pipeline import ArgusPipeline
 
@@ -71,14 +71,14 @@ def measure(folder: Path, model: str, cache: Path, max_pairs: int) -> dict:
     memo: dict = {}
     issues: list[str] = []
     t0 = time.perf_counter()
-    ask = pair_asker(model_pipe, None, max(TAUS), issues, answers=memo)
+    ask = PairAsker(model_pipe, None, max(TAUS), issues, answers=memo)
     temporal.edges(heads["temporal"], events, ask)
     causal.edges(heads["causal"], events, ask)
     seconds = time.perf_counter() - t0
     sent = ask.sent
     by_tau = {}
     for tau in TAUS:
-        ask = pair_asker(model_pipe, None, tau, [], answers=memo) if tau > 0 else None
+        ask = PairAsker(model_pipe, None, tau, [], answers=memo) if tau > 0 else None
         by_tau[f"{tau:.2f}"] = edge_scores(ekg, gold, temporal.edges(heads["temporal"], events, ask),
                                            causal.edges(heads["causal"], events, ask))
     return {"doc": folder.name, "pairs_sent": sent, "pairs_answered": len(memo), "seconds_model": round(seconds, 1), "issues": issues[:5],

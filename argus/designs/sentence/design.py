@@ -33,53 +33,42 @@ from argus.graph.schema import CausalEdge, Chunk, DocumentEKG, Event, EventGraph
 from argus.text.words import lemma, mentions
 
 
+def _route(pipe: Pipeline, setting: str, tau: float, stage: str, report: str, what: str, heads: str,
+           items: str, measure: str, bench: str, key: str) -> tuple[str, float, str]:
+    """(mode, τ, why) of a heads-or-model choice: ``never`` / ``model`` as ``setting`` says, or, for
+    ``measured``, by the heads file's ``meta[report]`` row of ``stage``'s model (``measured_route``)."""
+    if setting in ("never", "always"):
+        return ("never" if setting == "never" else "model"), tau, ""
+    model = pipe.config.lm.for_stage(stage).model
+    return measured_route(
+        model, pipe.event_heads.meta.get(report) or {}, tau, asked="model", alone="never",
+        no_better=lambda m: (
+            f"sentence design: the {what} {model} was measured no better than the {heads} on the {items} "
+            f"({measure} {m.get('f1_model', float('nan')):.3f} with the model vs {m.get('f1_heads', float('nan')):.3f}); the "
+            f"heads decide alone ({key}: always sends them anyway)"),
+        unmeasured=(
+            f"sentence design: the {what} is the embedded {model}, which is not measured to beat the {heads}; the "
+            f"heads decide alone (measure a model with 'python {bench} --model MODEL', or set {key}: always)"))
+
+
 def routing(pipe: Pipeline) -> tuple[str, float, str]:
     """(mode, τ, why) the sentence design runs with: ``never`` (the heads decide alone) or
     ``model`` (sentences whose type confidence is below τ go to the choice program).
-    ``sentence.llm: measured`` keeps the model out where the heads' report found it no better, or
-    where the model is the embedded one and was never measured."""
+    ``sentence.llm: measured`` keeps the model out where the heads' report found it no better (relaxed
+    event F1), or where the model is the embedded one and was never measured."""
     cfg = pipe.config.sentence
-    if cfg.llm == "never":
-        return "never", cfg.tau, ""
-    if cfg.llm == "always":
-        return "model", cfg.tau, ""
-    model = pipe.config.lm.for_stage("sentence").model
-    return measured_route(
-        model, pipe.event_heads.meta.get("fallback") or {}, cfg.tau, asked="model", alone="never",
-        no_better=lambda m: (
-            f"sentence design: the choice model {model} was measured no better than the event heads on the "
-            f"sentences it would decide (relaxed event F1 {m.get('f1_model', float('nan')):.3f} with the model on every "
-            f"sentence vs "
-            f"{m.get('f1_heads', float('nan')):.3f}); the heads decide alone (sentence.llm: always sends "
-            "them anyway)"),
-        unmeasured=(
-            f"sentence design: the choice model is the embedded {model}, which is not measured to beat the event "
-            "heads; the heads decide alone (measure a model with 'python bench/sentence_fallback.py --model MODEL', "
-            "or set sentence.llm: always)"))
+    return _route(pipe, cfg.llm, cfg.tau, "sentence", "fallback", "choice model", "event heads",
+                  "sentences it would decide", "relaxed event F1", "bench/sentence_fallback.py", "sentence.llm")
 
 
 def pair_routing(pipe: Pipeline) -> tuple[str, float, str]:
     """(mode, τ, why) of the edges: ``never`` (the pair heads decide alone) or ``model`` (the pairs they are
     unsure of go to the pair-choice program, on Stage 2's model). ``sentence.pair_llm: measured`` keeps the
-    model out where ``bench/pair_fallback.py`` found it no better, or where it is the embedded one and was
-    never measured."""
+    model out where ``bench/pair_fallback.py`` found it no better (edge F1), or where it is the embedded one
+    and was never measured."""
     cfg = pipe.config.sentence
-    if cfg.pair_llm == "never":
-        return "never", cfg.pair_tau, ""
-    if cfg.pair_llm == "always":
-        return "model", cfg.pair_tau, ""
-    model = pipe.config.lm.for_stage("stage2").model
-    return measured_route(
-        model, pipe.event_heads.meta.get("pair_fallback") or {}, cfg.pair_tau, asked="model", alone="never",
-        no_better=lambda m: (
-            f"sentence design: the pair-choice model {model} was measured no better than the edge heads on the pairs "
-            f"they are unsure of (temporal + causal edge F1 {m.get('f1_model', float('nan')):.3f} with the model on "
-            f"them vs {m.get('f1_heads', float('nan')):.3f}); the heads decide alone (sentence.pair_llm: always sends "
-            "them anyway)"),
-        unmeasured=(
-            f"sentence design: the pair-choice model is the embedded {model}, which is not measured to beat the edge "
-            "heads; the heads decide alone (measure a model with 'python bench/pair_fallback.py --model MODEL', or "
-            "set sentence.pair_llm: always)"))
+    return _route(pipe, cfg.pair_llm, cfg.pair_tau, "stage2", "pair_fallback", "pair-choice model", "edge heads",
+                  "pairs they are unsure of", "temporal + causal edge F1", "bench/pair_fallback.py", "sentence.pair_llm")
 
 
 def unsure_pairs(head, probs, tau: float) -> list[int]:
@@ -96,59 +85,57 @@ def describe_event(e) -> str:
     return f"[{e.type}; {e.trigger!r}{'; ' + date if date else ''}] {' '.join(e.text.split())}"
 
 
-def pair_asker(pipe: Pipeline, run: DocumentRun | None, tau: float, issues: list[str],
-               answers: dict[tuple[str, str], tuple[str, str]] | None = None):
+class PairAsker:
     """The ``ask`` of ``temporal.edges`` / ``causal.edges`` (``pairs.asked_decisions``): the pairs the head is
     unsure of (``unsure_pairs``, at most ``sentence.pair_max`` a document) go to the pair-choice program in
     batches of ``sentence.pair_batch``; its answer replaces the head's decision, with the head's probability of
     the chosen relation; a pair it leaves unanswered, or answers with a relation the head does not know, keeps
     the head's. One answer serves both kinds (a pair asked for its temporal relation is not asked again for
-    its causal one). What failed goes into ``issues``; ``answers`` ((A, B) → (temporal, causal)) is the
-    memo of the program's answers, given where several asks share it (``bench/pair_fallback.py``)."""
-    cfg = pipe.config.sentence
-    answers = {} if answers is None else answers
-    budget = [cfg.pair_max]
+    its causal one). What failed goes into ``issues``; ``answers`` ((A, B) → (temporal, causal)) is the memo
+    of the program's answers, given where several askers share it (``bench/pair_fallback.py``)."""
 
-    def ask(kind: str, pairs: list, head, probs, decisions: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        rows = unsure_pairs(head, probs, tau)
-        todo = [k for k in rows if (pairs[k][0].id, pairs[k][1].id) not in answers][:max(0, budget[0])]
-        budget[0] -= len(todo)
-        ask.sent += len(todo)  # type: ignore[attr-defined]
+    def __init__(self, pipe: Pipeline, run: DocumentRun | None, tau: float, issues: list[str],
+                 answers: dict[tuple[str, str], tuple[str, str]] | None = None):
+        self.pipe, self.run, self.tau, self.issues = pipe, run, tau, issues
+        self.answers = {} if answers is None else answers
+        self.sent = 0  # pairs sent to the program so far (``sentence.pair_max`` bounds it)
+
+    def __call__(self, kind: str, pairs: list, head, probs, decisions: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        cfg = self.pipe.config.sentence
+        key = lambda k: (pairs[k][0].id, pairs[k][1].id)  # noqa: E731
+        rows = unsure_pairs(head, probs, self.tau)
+        todo = [k for k in rows if key(k) not in self.answers][:max(0, cfg.pair_max - self.sent)]
+        self.sent += len(todo)
         for i in range(0, len(todo), cfg.pair_batch):
-            batch = todo[i:i + cfg.pair_batch]
-            labels = [f"P{n + 1}" for n in range(len(batch))]
-            evs = {e.id: e for k in batch for e in pairs[k]}
-            lines = [f"{rel} {p:.2f}" for rel, p in (decisions[k] for k in batch)]
-            try:
-                with pipe.calling("stage2", "PairRelationChooser", run):
-                    res = pipe.programs.pair_relations(
-                        events=[(eid, describe_event(e)) for eid, e in sorted(evs.items(), key=lambda kv: kv[1].index)],
-                        pairs=[(lab, pairs[k][0].id, pairs[k][1].id) for lab, k in zip(labels, batch)],
-                        suggestions=[f"{kind} {line}" for line in lines])
-            except ProviderFault:
-                raise
-            except LMCallError as exc:
-                issues.append(f"pair choices failed ({exc}); the heads decide")
-                continue
-            issues.extend(f"pairs: {e}" for e in res.errors)
-            by_label = {r.pair: r for r in (res.outputs or {}).get("relations", [])}
-            for lab, k in zip(labels, batch):
-                r = by_label.get(lab)
-                if r is not None:
-                    answers[(pairs[k][0].id, pairs[k][1].id)] = (r.temporal, r.causal)
+            self._ask(kind, [(f"P{n + 1}", k) for n, k in enumerate(todo[i:i + cfg.pair_batch])], pairs, decisions, key)
         out = list(decisions)
         for k in rows:
-            got = answers.get((pairs[k][0].id, pairs[k][1].id))
-            if got is None:
-                continue
-            rel = (got[0] if kind == "temporal" else got[1])
+            got = self.answers.get(key(k))
+            rel = None if got is None else (got[0] if kind == "temporal" else got[1])
             rel = "none" if rel == "NONE" else rel
             if rel in head.classes:
                 out[k] = (rel, float(probs[k][head.classes.index(rel)]))
         return out
 
-    ask.sent = 0  # type: ignore[attr-defined]  # pairs sent to the program so far
-    return ask
+    def _ask(self, kind: str, batch: list[tuple[str, int]], pairs: list, decisions, key) -> None:
+        """One call of the program on ``batch`` ((label, row)); its answers go into ``answers``."""
+        events = sorted({e.id: e for _, k in batch for e in pairs[k]}.values(), key=lambda e: e.index)
+        try:
+            with self.pipe.calling("stage2", "PairRelationChooser", self.run):
+                res = self.pipe.programs.pair_relations(
+                    events=[(e.id, describe_event(e)) for e in events],
+                    pairs=[(lab, pairs[k][0].id, pairs[k][1].id) for lab, k in batch],
+                    suggestions=[f"{kind} {decisions[k][0]} {decisions[k][1]:.2f}" for _, k in batch])
+        except ProviderFault:
+            raise
+        except LMCallError as exc:
+            self.issues.append(f"pair choices failed ({exc}); the heads decide")
+            return
+        self.issues.extend(f"pairs: {e}" for e in res.errors)
+        by_label = {r.pair: r for r in (res.outputs or {}).get("relations", [])}
+        for lab, k in batch:
+            if lab in by_label:
+                self.answers[key(k)] = (by_label[lab].temporal, by_label[lab].causal)
 
 
 def asks_resolver(pipe: Pipeline) -> bool:
@@ -336,64 +323,60 @@ def join_occurrences(pipe: Pipeline, doc: Document, graph, log: list, readings: 
     from argus.designs.sentence.occurrences import same_pairs
     from argus.designs.sentence.pairs import PairHead
 
-    pairs = same_pairs(PairHead.from_json(part["same"]), _pair_events(doc, graph, readings))
+    pairs = same_pairs(PairHead.from_json(part["same"]), _pair_events(doc, graph.events, readings))
     return merge_same_occurrences(graph, pairs, log)
 
 
-def _pair_events(doc: Document, graph, readings: dict | None):
+def _pair_events(doc: Document, events: list, readings: dict | None):
     from argus.designs.sentence.pairs import pair_events
 
-    return pair_events(graph.events, {s.id: s.text for s in doc.sentences},
+    return pair_events(events, {s.id: s.text for s in doc.sentences},
                        {s.id: i for i, s in enumerate(doc.sentences)},
                        {sid: r.p_event for sid, r in (readings or {}).items()})
 
 
-def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None,
-               run: DocumentRun | None = None) -> None:
-    """Temporal and causal edges drawn by the heads file's pair heads (``temporal``, ``causal``), where
-    the file has them, the pairs they are unsure of decided by the pair-choice program where
-    ``pair_routing`` sends them; ``readings``: the heads' reading of each fact sentence."""
+def drawn_edges(pipe: Pipeline, doc: Document, events: list, readings: dict | None, run: DocumentRun | None,
+                issues: list[str]) -> dict[str, list[tuple[str, str, str, float]]]:
+    """kind ("temporal", "causal") → (source, target, relation, probability) the heads file's pair heads
+    draw among ``events``, the pairs they are unsure of decided by the pair-choice program where
+    ``pair_routing`` sends them ({} where the file has no edge heads)."""
     part = pipe.event_heads.parts.get("edges")
-    if not part or not graph.events:
-        return
+    if not part or len(events) < 2:
+        return {}
     from argus.designs.sentence import causal, temporal
     from argus.designs.sentence.pairs import PairHead
 
     mode, tau, why = pair_routing(pipe)
     warn_once(why)
+    ask = PairAsker(pipe, run, tau, issues) if mode == "model" else None
+    read = _pair_events(doc, events, readings)
+    return {kind: module.edges(PairHead.from_json(part[kind]), read, ask)
+            for kind, module in (("temporal", temporal), ("causal", causal)) if part.get(kind)}
+
+
+def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None,
+               run: DocumentRun | None = None) -> None:
+    """The document's temporal and causal edges by ``drawn_edges`` over all its events (after merging);
+    ``readings``: the heads' reading of each fact sentence."""
     issues: list[str] = []
-    ask = pair_asker(pipe, run, tau, issues) if mode == "model" else None
-    events = _pair_events(doc, graph, readings)
-    if part.get("temporal"):
-        add_head_edges(graph, "temporal", temporal.edges(PairHead.from_json(part["temporal"]), events, ask), log)
-    if part.get("causal"):
-        add_head_edges(graph, "causal", causal.edges(PairHead.from_json(part["causal"]), events, ask), log)
+    for kind, edges in drawn_edges(pipe, doc, graph.events, readings, run, issues).items():
+        add_head_edges(graph, kind, edges, log)
     if run is not None:
         run.warnings += issues
 
 
 def batch_edges(pipe: Pipeline, doc: Document, events: list[Event], readings: dict, run: DocumentRun | None,
                 issues: list[str]) -> tuple[list[TemporalEdge], list[CausalEdge]]:
-    """The temporal and causal edges among one batch's ``events`` as ``head_edges`` draws them (the pair
-    heads, the pairs they are unsure of to the pair-choice program where ``pair_routing`` sends them)."""
-    part = pipe.event_heads.parts.get("edges")
-    if not part or len(events) < 2:
-        return [], []
-    from argus.designs.sentence import causal, temporal
-    from argus.designs.sentence.pairs import PairHead
-
-    mode, tau, why = pair_routing(pipe)
-    warn_once(why)
-    ask = pair_asker(pipe, run, tau, issues) if mode == "model" else None
-    pevents = _pair_events(doc, EventGraph(events=events), readings)
+    """The temporal and causal edges among one batch's ``events`` by ``drawn_edges`` (what an optimizer's
+    minibatch of one batch runs), both events' sentences as evidence."""
     evidence = {e.id: list(e.evidence) for e in events}
-    out: dict[str, list] = {"temporal": [], "causal": []}
-    for kind, module, cls in (("temporal", temporal, TemporalEdge), ("causal", causal, CausalEdge)):
-        if part.get(kind):
-            for s, t, rel, _ in module.edges(PairHead.from_json(part[kind]), pevents, ask):
-                out[kind].append(cls(source=s, target=t, relation=rel,
-                                     evidence=list(dict.fromkeys(evidence[s] + evidence[t]))))
-    return out["temporal"], out["causal"]
+    drawn = drawn_edges(pipe, doc, events, readings, run, issues)
+
+    def made(kind: str, cls):
+        return [cls(source=s, target=t, relation=rel, evidence=list(dict.fromkeys(evidence[s] + evidence[t])))
+                for s, t, rel, _ in drawn.get(kind, [])]
+
+    return made("temporal", TemporalEdge), made("causal", CausalEdge)
 
 
 def _find_word(text: str, phrase: str) -> int | None:

@@ -125,7 +125,10 @@ class PairHead:
 
     def decide(self, x: np.ndarray) -> list[tuple[str, float]]:
         """(relation or "none", its probability) per row."""
-        p = self.probs(x)
+        return self.choose(self.probs(x))
+
+    def choose(self, p: np.ndarray) -> list[tuple[str, float]]:
+        """``decide`` on probabilities already computed (``probs``)."""
         none = self.classes.index("none")
         out = []
         for row in p:
@@ -158,10 +161,11 @@ class PairHead:
 def asked_decisions(ask, kind: str, pairs: list, head: PairHead, x: np.ndarray) -> list[tuple[str, float]]:
     """The head's (relation or "none", probability) per pair, those it is unsure of decided by ``ask``
     where given: ``ask(kind, pairs, head, probabilities, decisions)`` returns the decisions it keeps or
-    replaces (the sentence design's pair-choice program, ``argus.designs.sentence.design.pair_asker``)."""
+    replaces (the sentence design's pair-choice program, ``argus.designs.sentence.design.PairAsker``)."""
     if ask is None:
         return head.decide(x)
-    return ask(kind, pairs, head, head.probs(x), head.decide(x))
+    p = head.probs(x)
+    return ask(kind, pairs, head, p, head.choose(p))
 
 
 __all__ = ["PairEvent", "PairHead", "asked_decisions", "cue_flags", "date_order", "opening", "pair_events"]
