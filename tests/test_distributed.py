@@ -256,8 +256,8 @@ def test_sigterm_stops_a_ray_batch_as_it_stops_a_local_one(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     ids = [f"d{i}" for i in range(6)]
-    for d in ids:
-        (src / f"{d}.txt").write_text(DEMO.read_text())
+    for i, d in enumerate(ids):  # distinct texts: a copy's model calls would all come from the cache at once
+        (src / f"{d}.txt").write_text(DEMO.read_text().replace("Briarwood", f"Briarwood {chr(65 + i)}"))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "RAY_USAGE_STATS_ENABLED": "0"}
     with LatencyServer(latency_s=0.5) as slow:
