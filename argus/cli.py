@@ -440,18 +440,48 @@ def train_events(
     report: bool = typer.Option(False, "--report", help="also measure the heads with folds over the complaints (every "
                                                           "choice inside the fold) and record the figures in the file"),
     folds: int = typer.Option(6, "--folds", min=2, help="with --report: folds over complaints"),
+    parts: str = typer.Option("", "--parts", help="comma-separated learned parts (entities, types, occurrences, "
+                                                  "edges) to retrain alone on top of --base, whose heads, other "
+                                                  "parts and still valid measurements are kept"),
+    base: Optional[Path] = typer.Option(None, "--base", help="with --parts: the heads file to retrain them in "
+                                                             "(default: the shipped heads)"),
 ):
     """Train the sentence design's event heads (event type, trigger word) on the annotated complaints.
 
     The written heads are fitted on every complaint of the given splits; --report adds their
     cross-validated figures. The shipped heads (argus/resources/event_heads_minilm.json) are trained
-    on the train split, so the dev complaints stay unseen."""
-    from argus.errors import ArgusError
-    from argus.training.heads import annotated_folders, cross_validate, labeled_complaints, train_event_heads
+    on the train split, so the dev complaints stay unseen. With --parts, only the named learned parts
+    are trained again, on the graphs the --base file's heads make; a measurement the file records of a
+    part retrained (meta.pair_fallback of edges, meta.fallback of types or occurrences) is dropped, to
+    be measured again by its bench."""
+    from argus.errors import ArgusError, ConfigError
+    from argus.training.heads import (PARTS, annotated_folders, cross_validate, fit_parts, labeled_complaints,
+                                      train_event_heads)
 
     try:
         t0 = time.perf_counter()
-        docs = labeled_complaints(annotated_folders([s.strip() for s in splits.split(",") if s.strip()]))
+        folders = annotated_folders([s.strip() for s in splits.split(",") if s.strip()])
+        if parts.strip():
+            from argus.designs.sentence.heads import load_event_heads
+
+            names = tuple(dict.fromkeys(p.strip() for p in parts.split(",") if p.strip()))
+            known = [n for n, _ in PARTS]
+            if unknown := [n for n in names if n not in known]:
+                raise ConfigError(f"--parts: no learned part {', '.join(unknown)} (the parts: {', '.join(known)})")
+            heads = fit_parts(load_event_heads(str(base) if base else "embedded"), folders, only=names)
+            for name, measured in (("edges", "pair_fallback"), ("types", "fallback"), ("occurrences", "fallback")):
+                if name in names and heads.meta.pop(measured, None) is not None:
+                    heads.meta.pop(f"{measured}_note", None)
+                    typer.echo(f"meta.{measured} dropped: it measured the {name} part before this retraining "
+                               f"(bench/{'pair' if measured == 'pair_fallback' else 'sentence'}_fallback.py "
+                               f"--write measures it again)")
+            heads.meta["retrained_parts"] = {**heads.meta.get("retrained_parts", {}), **{
+                n: time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()) for n in names}}
+            heads.save(out)
+            typer.echo(f"retrained {', '.join(names)} on {len(folders)} complaints in "
+                       f"{time.perf_counter() - t0:.1f}s → {out}")
+            return
+        docs = labeled_complaints(folders)
         heads = train_event_heads(docs, encoder=encoder)
         if report:
             cv = cross_validate(docs, k=folds, encoder=encoder)

@@ -11,6 +11,7 @@ from argus.designs.sentence import causal, temporal
 from argus.designs.sentence.pairs import PairEvent, PairHead, date_order, pair_events
 from argus.designs.floor import floor_edges
 from argus.graph.schema import Event, EventTime, Participant
+from tests.conftest import needs_data
 
 
 def _event(eid: str, sid: str, etype: str = "other", trigger: str = "did", date: str | None = None,
@@ -78,6 +79,49 @@ def test_the_causal_head_links_an_effect_to_the_earlier_event_its_sentence_names
                  "In retaliation for her complaint, Palmer fired Plaintiff."])
     drawn = causal.edges(head, evs)
     assert [(s, t, r) for s, t, r, _ in drawn] == [("EV1", "EV3", "CAUSES")]
+
+
+def test_the_cue_sieve_links_each_cause_an_effect_names_after_a_connective():
+    evs = _read([_event("EV1", "S1", "complaint", "submitted"), _event("EV2", "S2", "harassment", "grabbed"),
+                 _event("EV3", "S3", "communication", "met"), _event("EV4", "S4", "demotion", "demoted"),
+                 _event("EV5", "S5", "medical", "diagnosed")],
+                ["On May 1, 2020, she submitted a written complaint to HR.", "Palmer grabbed her arm in the crib.",
+                 "Palmer met with his team.", "In retaliation for her complaint, Palmer demoted her.",
+                 "As a result of the assault and the demotion, her physician diagnosed an anxiety disorder."])
+    # "complaint" names EV1 (no trigger of that lemma: its type), "demotion" its trigger's nominalization
+    # (EV4), "assault" a harassment event (EV2); a head that links every adjacent pair adds its one
+    # cause per effect beside them, once where the cues drew the same pair (EV4 → EV5)
+    head = _head(causal.feature_names(), list(causal.CLASSES), {"CAUSES": {"distance<=1": 9.0}})
+    drawn = sorted((s, t, r) for s, t, r, _ in causal.edges(head, evs))
+    assert drawn == [("EV1", "EV2", "CAUSES"), ("EV1", "EV4", "CAUSES"), ("EV2", "EV3", "CAUSES"),
+                     ("EV2", "EV5", "CAUSES"), ("EV3", "EV4", "CAUSES"), ("EV4", "EV5", "CAUSES")]
+    assert sorted((s, t, r) for s, t, r, _ in causal.cue_edges(evs)) == [
+        ("EV1", "EV4", "CAUSES"), ("EV2", "EV5", "CAUSES"), ("EV4", "EV5", "CAUSES")]
+
+
+def test_the_cue_sieve_reads_emboldened_as_enables_and_a_clause_after_because():
+    evs = _read([_event("EV1", "S1", "investigation", "closed"), _event("EV2", "S2", "complaint", "complained"),
+                 _event("EV3", "S3", "harassment", "called"), _event("EV4", "S4", "termination", "fired")],
+                ["HR closed its investigation without findings.", "She complained again to HR.",
+                 "Emboldened by the investigation's outcome, Palmer called her a slur.",
+                 "Palmer fired her because she complained."])
+    assert sorted((s, t, r) for s, t, r, _ in causal.cue_edges(evs)) == [
+        ("EV1", "EV3", "ENABLES"), ("EV2", "EV4", "CAUSES")]
+    # nothing named, or the named cause dated after its effect: no edge
+    late = _read([_event("EV1", "S1", "termination", "fired", "2020-03-01"),
+                  _event("EV2", "S2", "complaint", "complained", "2020-06-01"),
+                  _event("EV3", "S3", "medical", "diagnosed", "2020-02-01")],
+                 ["On March 1, 2020, Palmer fired her.", "On June 1, 2020, she complained.",
+                  "As a result of her complaint, on February 1, 2020, she was diagnosed with anxiety."])
+    assert causal.cue_edges(late) == []
+
+
+def test_the_temporal_head_draws_at_most_one_edge_to_each_event():
+    names = temporal.feature_names()
+    head = _head(names, list(temporal.CLASSES), {"BEFORE": {"distance=1": 4.0, "distance=2": 3.0}})
+    evs = _read([_event(f"EV{i}", f"S{i}") for i in (1, 2, 3)], ["A met.", "B met.", "C met."])
+    drawn = temporal.edges(head, evs)
+    assert [(s, t, r) for s, t, r, _ in drawn] == [("EV1", "EV2", "BEFORE"), ("EV2", "EV3", "BEFORE")]
 
 
 def test_a_cause_is_never_dated_after_its_effect():
@@ -181,3 +225,33 @@ def test_a_campaign_may_search_the_pair_routing_and_a_member_deploys_it():
     overrides = member_overrides({"sentence.pair_llm": "always", "sentence.pair_tau": 0.3})
     cfg = ArgusConfig.load(None, overrides)
     assert (cfg.sentence.pair_llm, cfg.sentence.pair_tau) == ("always", 0.3)
+
+
+# ----------------------------------------------------------------------------- retraining one part
+
+
+@needs_data
+def test_train_events_retrains_only_the_named_parts_and_drops_their_measurements(tmp_path):
+    from typer.testing import CliRunner
+
+    from argus.cli import app
+    from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS
+
+    base = json.loads(EMBEDDED_EVENT_HEADS.read_text())
+    assert "pair_fallback" in base["meta"] and "fallback" in base["meta"]
+    out = tmp_path / "heads.json"
+    res = CliRunner().invoke(app, ["train-events", "--parts", "edges", "--splits", "dev", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "meta.pair_fallback dropped" in res.output
+    new = json.loads(out.read_text())
+    # the heads, the other parts and the type heads' measurement are the base file's, byte for byte
+    assert {k: v for k, v in new.items() if k not in ("parts", "meta")} == \
+        {k: v for k, v in base.items() if k not in ("parts", "meta")}
+    assert {k: new["parts"][k] for k in ("entities", "types", "occurrences")} == \
+        {k: base["parts"][k] for k in ("entities", "types", "occurrences")}
+    assert new["meta"]["fallback"] == base["meta"]["fallback"] and "pair_fallback" not in new["meta"]
+    assert "edges" in new["meta"]["retrained_parts"]
+    # trained on the 6 dev complaints, not the shipped 12: other edge heads
+    assert new["parts"]["edges"]["temporal"]["meta"]["rows"] != base["parts"]["edges"]["temporal"]["meta"]["rows"]
+    bad = CliRunner().invoke(app, ["train-events", "--parts", "edges,nonsense", "--out", str(tmp_path / "x.json")])
+    assert bad.exit_code == 2 and "no learned part nonsense" in bad.output and not (tmp_path / "x.json").exists()

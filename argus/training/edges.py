@@ -21,8 +21,8 @@ def _temporal_label(g, ga: str, gb: str) -> str:
 
 def fit_temporal(graphs) -> PairHead:
     """The temporal head, trained on the design's aligned graphs of the training complaints."""
-    x, y, groups, _ = labelled_rows(graphs, temporal.candidates, temporal.features, _temporal_label)
-    return fit_head(x, y, groups, temporal.feature_names())
+    x, y, groups, targets = labelled_rows(graphs, temporal.candidates, temporal.features, _temporal_label)
+    return fit_head(x, y, groups, temporal.feature_names(), per_target=targets)
 
 
 def type_pair_rates(graphs) -> dict[str, float]:

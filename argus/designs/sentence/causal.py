@@ -3,9 +3,17 @@
 A complaint alleges causation in the effect's sentence ("because she complained", "in retaliation
 for her report", "as a result", "which allowed him to continue"), and the cause is often far
 earlier: the protected activity of a retaliation claim (a complaint, a charge, a leave) and the
-adverse action that follows it. The **causal head** (a pair head, ``argus.designs.sentence.pairs``)
-reads every pair of events at most ``WINDOW`` apart in narrative order, the earlier as the
-cause:
+adverse action that follows it. Two sieves, the more precise first:
+
+1. ``cue_edges``: an effect sentence that names its causes after a causal connective ("in
+   retaliation for her complaint and her EEOC charge", "as a result of the assault and the
+   demotion", "emboldened by its outcome", "because she complained") gets an edge from each cause it
+   names: the nearest earlier event whose trigger the noun (or verb) nominalizes ("complaint" ←
+   "complained", "termination" ← "terminated"), else the nearest earlier event of the type the noun
+   names ("assault" → harassment). "Emboldened by" is ENABLES, every other connective CAUSES.
+2. the **causal head** (a pair head, ``argus.designs.sentence.pairs``), which may add one more cause to
+   each effect. It reads every pair of events at most ``WINDOW`` apart in narrative order, the
+   earlier as the cause:
 
 - the cue phrases of the later sentence (its opening and the whole), and of the earlier one
   ("which led to", "resulting in");
@@ -15,8 +23,10 @@ cause:
   adverse action, complaint → investigation), and each type;
 - distance, shared participants, and date order (a cause is never dated after its effect).
 
-Each effect gets at most one cause, the most probable; the head's threshold on "no edge" is chosen
-inside the training complaints (``argus.training.edges`` trains it).
+Each effect gets at most one cause from the head, the most probable; the head's threshold on "no
+edge" is chosen inside the training complaints (``argus.training.edges`` trains it). The cue sieve is
+written, not learned; cross-validated by complaint it adds causal edges at a higher precision than
+the head's (docs/figures.md).
 """
 
 from __future__ import annotations
@@ -61,6 +71,42 @@ TYPE_WORDS = {
     "communication": ("email", "told", "said", "statement", "meeting"),
 }
 _DIST = (1, 2, 3, 5, 8, 15)
+
+#: a causal connective and the noun phrases after it, in the effect's sentence ("in retaliation for her
+#: complaint and her charge"); the phrases end at the clause's end
+_CONNECTIVE = _C(r"\b(in (?:further |direct )?(?:retaliation|reprisal|response) (?:for|to)|as a (?:direct |proximate )?"
+                 r"(?:result|consequence) of|because of|caused by|emboldened by|prompted by|in light of|on account of|"
+                 r"due to|resulting from|citing)\s+([^.;:]{1,90})", re.I)
+#: a causal conjunction before the plaintiff's own act ("because she complained", "after he had reported")
+_CLAUSE = _C(r"\b(?:because|after|since|for having|for)\s+(?:she|he|they|plaintiffs?|(?:ms|mrs|mr|dr)\.? \w+)\s+"
+             r"(?:had\s+)?(complained|reported|requested|asked|filed|took|opposed|objected|protested|sought|raised|"
+             r"submitted)\b", re.I)
+#: where a noun phrase after a connective ends ("her complaints | about Eversole")
+_PHRASE_END = _C(r"\s(?:of|about|against|to|with|by|on|at|in|from|that|which|who|when|while|during|because|as|or|but)\s",
+                 re.I)
+#: nouns that name an event of a type ("the assault" names a harassment event)
+NOUN_TYPES = {
+    "complaint": "complaint", "report": "complaint", "grievance": "complaint", "concern": "complaint",
+    "objection": "complaint", "opposition": "complaint", "protest": "complaint", "charge": "charge_filing",
+    "lawsuit": "charge_filing", "leave": "leave", "absence": "leave", "assault": "harassment",
+    "harassment": "harassment", "remark": "harassment", "comment": "harassment", "conduct": "harassment",
+    "abuse": "harassment", "demotion": "demotion", "termination": "termination", "firing": "termination",
+    "discharge": "termination", "investigation": "investigation", "finding": "investigation",
+    "outcome": "investigation", "request": "accommodation_request", "pregnancy": "medical", "injury": "medical",
+    "diagnosis": "medical", "condition": "medical", "disability": "medical", "surgery": "medical",
+    "email": "communication", "letter": "communication", "announcement": "communication", "suspension": "discipline",
+    "warning": "discipline", "pip": "discipline", "discipline": "discipline", "resignation": "resignation",
+    "transfer": "schedule_change", "reassignment": "schedule_change", "removal": "schedule_change",
+    "denial": "accommodation_denial", "refusal": "accommodation_denial", "revocation": "accommodation_denial",
+    "exclusion": "discrimination",
+}
+#: the plaintiff's acts after a causal conjunction, by the type of event they name
+VERB_TYPES = {"complain": "complaint", "report": "complaint", "object": "complaint", "oppose": "complaint",
+              "protest": "complaint", "raise": "complaint", "submit": "complaint", "file": "charge_filing",
+              "request": "accommodation_request", "ask": "accommodation_request", "seek": "accommodation_request",
+              "take": "leave"}
+#: how far back in narrative order a named cause is sought
+CUE_WINDOW = 40
 
 
 def _names(a: PairEvent, b: PairEvent) -> bool:
@@ -115,19 +161,66 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
     return [(a, b) for i, a in enumerate(events) for b in events[i + 1:i + 1 + WINDOW] if date_order(a, b) != 1]
 
 
+def _head_nouns(phrase: str, most: int = 3) -> list[str]:
+    """The head noun of each of the first ``most`` noun phrases of ``phrase`` ("the assault and the
+    demotion" → assault, demotion; "her complaints about Eversole" → complaints)."""
+    out = []
+    for part in re.split(r"\s+and\s+|,\s*(?:and\s+)?", phrase):
+        words = re.findall(r"[A-Za-z]+", _PHRASE_END.split(f" {part} ")[0])
+        if words:
+            out.append(words[-1].lower())
+        if len(out) >= most:
+            break
+    return out
+
+
+def _named_cause(events: list[PairEvent], b: PairEvent, word: str, kinds: dict[str, str]) -> PairEvent | None:
+    """The nearest event before ``b`` (not dated after it) that ``word`` names: its trigger's lemma, or the
+    lemma's first five letters ("complaint" ← "complained"), else its type (``kinds``: word → type)."""
+    w = lemma(word)
+    want = kinds.get(w) or kinds.get(word)
+    earlier = [a for a in events[max(0, b.index - CUE_WINDOW):b.index] if date_order(a, b) != 1]
+    for a in reversed(earlier):
+        trig = lemma(a.trigger.split()[0].lower()) if a.trigger.split() else ""
+        if len(w) >= 4 and trig and (trig == w or (len(trig) >= 5 and trig[:5] == w[:5])):
+            return a
+    return next((a for a in reversed(earlier) if want and a.type == want), None)
+
+
+def cue_edges(events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
+    """(cause, effect, relation, 1.0) for every cause an effect's sentence names after a causal
+    connective or conjunction (the first sieve; see the module docstring)."""
+    out: list[tuple[str, str, str, float]] = []
+    for b in events:
+        for m in _CONNECTIVE.finditer(b.text):
+            rel = "ENABLES" if m.group(1).lower().startswith("emboldened") else "CAUSES"
+            for noun in _head_nouns(m.group(2)):
+                a = _named_cause(events, b, noun, NOUN_TYPES)
+                if a is not None:
+                    out.append((a.id, b.id, rel, 1.0))
+        for m in _CLAUSE.finditer(b.text):
+            a = _named_cause(events, b, m.group(1).lower(), VERB_TYPES)
+            if a is not None:
+                out.append((a.id, b.id, "CAUSES", 1.0))
+    return list(dict.fromkeys(out))
+
+
 def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, str, str, float]]:
-    """(cause, effect, relation, probability): for each effect, its most probable cause where the
-    head draws one."""
+    """(cause, effect, relation, probability): the causes the effects' sentences name (``cue_edges``),
+    and for each effect its most probable cause where the head draws one (a pair the cues link keeps
+    the cues' relation)."""
+    named = cue_edges(events)
+    done = {(s, t) for s, t, _, _ in named}
     pairs = candidates(events)
     if not pairs:
-        return []
+        return named
     rates = head.meta.get("type_pair_rates", {})
     x = np.asarray([features(a, b, rates, events) for a, b in pairs])
     best: dict[str, tuple[str, str, str, float]] = {}
     for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
         if rel != "none" and (b.id not in best or p > best[b.id][3]):
             best[b.id] = (a.id, b.id, rel, p)
-    return list(best.values())
+    return named + [e for e in best.values() if (e[0], e[1]) not in done]
 
 
-__all__ = ["CUES", "WINDOW", "candidates", "edges", "features"]
+__all__ = ["CUES", "CUE_WINDOW", "NOUN_TYPES", "VERB_TYPES", "WINDOW", "candidates", "cue_edges", "edges", "features"]

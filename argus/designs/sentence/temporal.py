@@ -9,7 +9,8 @@
    words that open and fill both sentences ("after", "later", "the next day", "while", "during",
    "prior to", "had been"), whether either states a relative time, their types and the participants
    they share, and writes BEFORE (earlier event first), AFTER (read as BEFORE the other way), OVERLAP
-   or SAME_TIME, or nothing;
+   or SAME_TIME, or nothing; each event gets at most one edge from the events before it, the most
+   probable (the head's threshold is chosen under that rule);
 3. ``consistent``: the edges made consistent at the end: a BEFORE that contradicts the two events'
    dates is dropped, and every cycle of BEFORE edges is broken at its least probable edge
    (networkx), so the order is a partial order.
@@ -110,18 +111,20 @@ def candidates(events: list[PairEvent]) -> list[tuple[PairEvent, PairEvent]]:
 
 
 def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, str, str, float]]:
-    """(source, target, relation, probability) the head draws among ``events`` (narrative order);
-    AFTER written as BEFORE the other way; then made ``consistent``."""
+    """(source, target, relation, probability) the head draws among ``events`` (narrative order): at
+    most one edge to each event from the events before it, the most probable (the gold graphs hold
+    about one temporal edge per event); AFTER written as BEFORE the other way; then made
+    ``consistent``."""
     pairs = candidates(events)
     if not pairs:
         return []
     x = np.asarray([features(a, b, events) for a, b in pairs])
-    out = []
+    best: dict[str, tuple[str, str, str, float]] = {}
     for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
-        if rel == "none":
+        if rel == "none" or (b.id in best and best[b.id][3] >= p):
             continue
-        out.append((b.id, a.id, "BEFORE", p) if rel == "AFTER" else (a.id, b.id, rel, p))
-    return consistent(out, {e.id: e for e in events})
+        best[b.id] = (b.id, a.id, "BEFORE", p) if rel == "AFTER" else (a.id, b.id, rel, p)
+    return consistent(list(best.values()), {e.id: e for e in events})
 
 
 def consistent(edges: list[tuple[str, str, str, float]], events: dict[str, PairEvent]
