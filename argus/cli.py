@@ -454,8 +454,8 @@ def train_events(
     are trained again, on the graphs the --base file's heads make; a measurement the file records of a
     part retrained (meta.pair_fallback of edges, meta.fallback of types or occurrences) is dropped, to
     be measured again by its bench."""
-    from argus.errors import ArgusError, ConfigError
-    from argus.training.heads import (PARTS, annotated_folders, cross_validate, fit_parts, labeled_complaints,
+    from argus.errors import ArgusError
+    from argus.training.heads import (annotated_folders, cross_validate, labeled_complaints, retrain_parts,
                                       train_event_heads)
 
     try:
@@ -465,18 +465,9 @@ def train_events(
             from argus.designs.sentence.heads import load_event_heads
 
             names = tuple(dict.fromkeys(p.strip() for p in parts.split(",") if p.strip()))
-            known = [n for n, _ in PARTS]
-            if unknown := [n for n in names if n not in known]:
-                raise ConfigError(f"--parts: no learned part {', '.join(unknown)} (the parts: {', '.join(known)})")
-            heads = fit_parts(load_event_heads(str(base) if base else "embedded"), folders, only=names)
-            for name, measured in (("edges", "pair_fallback"), ("types", "fallback"), ("occurrences", "fallback")):
-                if name in names and heads.meta.pop(measured, None) is not None:
-                    heads.meta.pop(f"{measured}_note", None)
-                    typer.echo(f"meta.{measured} dropped: it measured the {name} part before this retraining "
-                               f"(bench/{'pair' if measured == 'pair_fallback' else 'sentence'}_fallback.py "
-                               f"--write measures it again)")
-            heads.meta["retrained_parts"] = {**heads.meta.get("retrained_parts", {}), **{
-                n: time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()) for n in names}}
+            heads = load_event_heads(str(base) if base else "embedded")
+            for key, bench in retrain_parts(heads, folders, names):
+                typer.echo(f"meta.{key} dropped: it measured a part retrained here ({bench} --write measures it again)")
             heads.save(out)
             typer.echo(f"retrained {', '.join(names)} on {len(folders)} complaints in "
                        f"{time.perf_counter() - t0:.1f}s → {out}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import statistics
 import sys
 import time
@@ -28,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from argus.config import ArgusConfig  # noqa: E402
-from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS  # noqa: E402
 from argus.experiments.stats import paired_bootstrap_ci  # noqa: E402
 from argus.io import write_json_atomic  # noqa: E402
+from argus.training.heads import record_measurement  # noqa: E402
 from argus.paths import complaints_dir  # noqa: E402
 from metrics.gold import load_gold, match_graphs  # noqa: E402
 
@@ -126,10 +125,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(args.out / "result.json", {"record": record, "rows": rows})
     if args.write:
-        data = json.loads(EMBEDDED_EVENT_HEADS.read_text(encoding="utf-8"))
-        data.setdefault("meta", {}).setdefault("pair_fallback", {})[args.model] = record
-        write_json_atomic(EMBEDDED_EVENT_HEADS, data)
-        print(f"recorded in {EMBEDDED_EVENT_HEADS}")
+        print(f"recorded in {record_measurement('pair_fallback', args.model, record)}")
 
 
 if __name__ == "__main__":

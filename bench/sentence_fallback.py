@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import shutil
 import statistics
 import sys
@@ -30,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from argus.runs.batch import run_batch  # noqa: E402
 from argus.config import ArgusConfig  # noqa: E402
-from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS  # noqa: E402
 from argus.experiments.stats import paired_bootstrap_ci  # noqa: E402
 from argus.output.export import load_ekg  # noqa: E402
 from argus.io import write_json_atomic  # noqa: E402
+from argus.training.heads import record_measurement  # noqa: E402
 from argus.paths import complaints_dir  # noqa: E402
 from metrics.gold import GraphView, load_gold, match_graphs, to_gold_space  # noqa: E402
 
@@ -109,10 +108,7 @@ def main() -> None:
               "f1_by_tau": {f"{min(t, 1.0):.2f}": round(means[t], 4) for t in TAUS}}
     write_json_atomic(out / "result.json", record)
     if args.write:
-        data = json.loads(EMBEDDED_EVENT_HEADS.read_text(encoding="utf-8"))
-        data.setdefault("meta", {}).setdefault("fallback", {})[args.model] = record
-        write_json_atomic(EMBEDDED_EVENT_HEADS, data)
-        print(f"recorded in {EMBEDDED_EVENT_HEADS}")
+        print(f"recorded in {record_measurement('fallback', args.model, record)}")
 
 
 if __name__ == "__main__":

@@ -255,3 +255,20 @@ def test_train_events_retrains_only_the_named_parts_and_drops_their_measurements
     assert new["parts"]["edges"]["temporal"]["meta"]["rows"] != base["parts"]["edges"]["temporal"]["meta"]["rows"]
     bad = CliRunner().invoke(app, ["train-events", "--parts", "edges,nonsense", "--out", str(tmp_path / "x.json")])
     assert bad.exit_code == 2 and "no learned part nonsense" in bad.output and not (tmp_path / "x.json").exists()
+
+
+def test_a_bench_records_its_measurement_in_the_heads_file_and_keeps_the_rest(tmp_path):
+    from argus.errors import ConfigError
+    from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS
+    from argus.training.heads import record_measurement
+
+    path = tmp_path / "heads.json"
+    path.write_text(EMBEDDED_EVENT_HEADS.read_text())
+    before = json.loads(path.read_text())
+    assert record_measurement("pair_fallback", "openai/x", {"tau": 0.1}, path) == path
+    after = json.loads(path.read_text())
+    assert after["meta"]["pair_fallback"]["openai/x"] == {"tau": 0.1}
+    assert after["meta"]["pair_fallback"]["local/smollm2"] == before["meta"]["pair_fallback"]["local/smollm2"]
+    assert {k: v for k, v in after.items() if k != "meta"} == {k: v for k, v in before.items() if k != "meta"}
+    with pytest.raises(ConfigError, match="no measurement 'typo'"):
+        record_measurement("typo", "openai/x", {}, path)

@@ -201,6 +201,49 @@ def fit_parts(heads: "EventHeads", folders: list[Path], only: tuple[str, ...] | 
     return heads
 
 
+#: what the heads file records of a part's decisions, measured by a bench (``meta`` key, the part it
+#: measured, the bench that measures it again)
+MEASURED: tuple[tuple[str, str, str], ...] = (("pair_fallback", "edges", "bench/pair_fallback.py"),
+                                              ("fallback", "types", "bench/sentence_fallback.py"),
+                                              ("fallback", "occurrences", "bench/sentence_fallback.py"))
+
+
+def record_measurement(key: str, model: str, record: dict, path: Path | None = None) -> Path:
+    """Write a bench's ``record`` of ``model`` into the heads file's ``meta[key]`` (``key`` one of
+    ``MEASURED``'s; ``path`` the shipped heads by default), atomically. Returns the file written."""
+    import json
+
+    from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS
+    from argus.io import write_json_atomic
+
+    if key not in {k for k, _, _ in MEASURED}:
+        raise ConfigError(f"no measurement {key!r} in a heads file (those recorded: "
+                          f"{', '.join(dict.fromkeys(k for k, _, _ in MEASURED))})")
+    path = path or EMBEDDED_EVENT_HEADS
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.setdefault("meta", {}).setdefault(key, {})[model] = record
+    write_json_atomic(path, data)
+    return path
+
+
+def retrain_parts(heads: "EventHeads", folders: list[Path], names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``heads`` with only the parts ``names`` trained again on ``folders`` (in place), every other part and
+    both heads kept; the measurements ``heads.meta`` records of a retrained part (``MEASURED``) are dropped.
+    Returns (meta key, bench that measures it again) of each dropped measurement."""
+    known = [n for n, _ in PARTS]
+    if unknown := [n for n in names if n not in known]:
+        raise ConfigError(f"--parts: no learned part {', '.join(unknown)} (the parts: {', '.join(known)})")
+    fit_parts(heads, folders, only=names)
+    dropped = []
+    for key, part, bench in MEASURED:
+        if part in names and heads.meta.pop(key, None) is not None:
+            heads.meta.pop(f"{key}_note", None)
+            dropped.append((key, bench))
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    heads.meta["retrained_parts"] = {**heads.meta.get("retrained_parts", {}), **{n: now for n in names}}
+    return dropped
+
+
 def parts_before(name: str) -> tuple[str, ...]:
     """The parts trained before ``name`` (the design a part is trained on has them)."""
     names = [n for n, _ in PARTS]
@@ -295,5 +338,6 @@ def cross_validate(docs: list[LabeledSentences], k: int = 6, encoder: str = "emb
                    trigger_top1=hits / max(1, n_trig), per_document=rows, heads=heads)
 
 
-__all__ = ["C_TRIGGER", "C_TYPE", "CROSS_FIT", "HeadsCV", "LabeledSentences", "PARTS", "annotated_folders",
-           "cross_validate", "fit_parts", "inner_heads", "labeled_complaints", "parts_before", "train_event_heads"]
+__all__ = ["C_TRIGGER", "C_TYPE", "CROSS_FIT", "HeadsCV", "LabeledSentences", "MEASURED", "PARTS", "annotated_folders",
+           "cross_validate", "fit_parts", "inner_heads", "labeled_complaints", "parts_before", "record_measurement",
+           "retrain_parts", "train_event_heads"]

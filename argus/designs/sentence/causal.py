@@ -36,7 +36,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order, opening
+from argus.designs.sentence.pairs import (PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order,
+                                         one_per_target, opening)
 from argus.graph.schema import EVENT_TYPES
 from argus.text.words import lemma
 
@@ -216,11 +217,8 @@ def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, 
         return named
     rates = head.meta.get("type_pair_rates", {})
     x = np.asarray([features(a, b, rates, events) for a, b in pairs])
-    best: dict[str, tuple[str, str, str, float]] = {}
-    for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
-        if rel != "none" and (b.id not in best or p > best[b.id][3]):
-            best[b.id] = (a.id, b.id, rel, p)
-    return named + [e for e in best.values() if (e[0], e[1]) not in done]
+    drawn = one_per_target(pairs, _asked(ask, KIND, pairs, head, x))
+    return named + [(a.id, b.id, rel, p) for a, b, rel, p in drawn if (a.id, b.id) not in done]
 
 
 __all__ = ["CUES", "CUE_WINDOW", "NOUN_TYPES", "VERB_TYPES", "WINDOW", "candidates", "cue_edges", "edges", "features"]

@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, opening
+from argus.designs.sentence.pairs import PairEvent, PairHead, cue_flags, date_order, one_per_target, opening
 from argus.graph.schema import EVENT_TYPES
 from argus.text.words import lemma
 
@@ -82,11 +82,7 @@ def same_pairs(head: PairHead, events: list[PairEvent]) -> list[tuple[str, str, 
     if not pairs:
         return []
     x = np.asarray([features(a, b) for a, b in pairs])
-    best: dict[str, tuple[str, str, float]] = {}
-    for (a, b), (rel, p) in zip(pairs, head.decide(x)):
-        if rel == "SAME" and (b.id not in best or p > best[b.id][2]):
-            best[b.id] = (a.id, b.id, p)
-    return list(best.values())
+    return [(a.id, b.id, p) for a, b, _, p in one_per_target(pairs, head.decide(x))]  # the one relation: SAME
 
 
 __all__ = ["CUES", "WINDOW", "candidates", "features", "same_pairs"]

@@ -168,4 +168,15 @@ def asked_decisions(ask, kind: str, pairs: list, head: PairHead, x: np.ndarray) 
     return ask(kind, pairs, head, p, head.choose(p))
 
 
-__all__ = ["PairEvent", "PairHead", "asked_decisions", "cue_flags", "date_order", "opening", "pair_events"]
+def one_per_target(pairs: list, decisions: list[tuple[str, float]]) -> list[tuple[PairEvent, PairEvent, str, float]]:
+    """(a, b, relation, probability) of the most probable drawn pair into each later event ``b`` of
+    ``pairs`` (the first where two tie); pairs decided "none" are left out."""
+    best: dict[str, tuple[PairEvent, PairEvent, str, float]] = {}
+    for (a, b), (rel, p) in zip(pairs, decisions):
+        if rel != "none" and (b.id not in best or p > best[b.id][3]):
+            best[b.id] = (a, b, rel, p)
+    return list(best.values())
+
+
+__all__ = ["PairEvent", "PairHead", "asked_decisions", "cue_flags", "date_order", "one_per_target", "opening",
+           "pair_events"]

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argus.designs.sentence.pairs import PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order, opening
+from argus.designs.sentence.pairs import (PairEvent, PairHead, asked_decisions as _asked, cue_flags, date_order,
+                                         one_per_target, opening)
 from argus.graph.schema import EVENT_TYPES
 
 KIND = "temporal"  # what the pair-choice program is asked (``pairs.asked_decisions``)
@@ -119,12 +120,9 @@ def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, 
     if not pairs:
         return []
     x = np.asarray([features(a, b, events) for a, b in pairs])
-    best: dict[str, tuple[str, str, str, float]] = {}
-    for (a, b), (rel, p) in zip(pairs, _asked(ask, KIND, pairs, head, x)):
-        if rel == "none" or (b.id in best and best[b.id][3] >= p):
-            continue
-        best[b.id] = (b.id, a.id, "BEFORE", p) if rel == "AFTER" else (a.id, b.id, rel, p)
-    return consistent(list(best.values()), {e.id: e for e in events})
+    drawn = one_per_target(pairs, _asked(ask, KIND, pairs, head, x))
+    return consistent([(b.id, a.id, "BEFORE", p) if rel == "AFTER" else (a.id, b.id, rel, p) for a, b, rel, p in drawn],
+                      {e.id: e for e in events})
 
 
 def consistent(edges: list[tuple[str, str, str, float]], events: dict[str, PairEvent]
