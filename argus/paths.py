@@ -19,3 +19,16 @@ def data_root() -> Path:
 
 def complaints_dir(split: str) -> Path:
     return data_root() / "us_complaints" / split
+
+
+def complaint_styles() -> dict[str, str]:
+    """doc_id → writing style of the annotated complaints (``us_complaints/styles.json``; {} without it).
+    Complaints the file does not name (the first 18 before it existed, a user's own gold) have no entry."""
+    import json
+
+    path = data_root() / "us_complaints" / "styles.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: str(v.get("style", "")) for k, v in data.items() if isinstance(v, dict) and v.get("style")}

@@ -104,6 +104,7 @@ def run_row(args) -> None:
     done: list[str] = []
     engine_hwm = 0
     scored: dict[str, dict] = {}
+    on_gold: dict[str, dict] = {}  # folder → the edges drawn on its gold events (sentence rows)
 
     def write_result() -> None:
         """RESULT.json with every complaint finished so far (rewritten after each: a stopped row keeps them)."""
@@ -112,7 +113,8 @@ def run_row(args) -> None:
             engine_hwm = max(engine_hwm, _hwm_kb(child))
         for folder in done:
             if folder not in scored:
-                scored[folder] = _score(out, folder)
+                scored[folder] = {**_score(out, folder), **{f"gold_events_{k}": v for k, v in on_gold.get(folder, {}).items()
+                                                            if k.endswith("_f1")}}
         result = {"row": spec["row"], "method": method, "overrides": overrides,
                   "wall_s": round(time.perf_counter() - t0, 1), "complaints": len(done),
                   "peak_rss_mb": round((_hwm_kb(os.getpid()) + engine_hwm) / 1024),
@@ -124,18 +126,27 @@ def run_row(args) -> None:
 
     without = overrides.pop("_without_parts", [])
     for heads, folders in folds.items():
-        if heads and without:  # the fold's heads without some of their parts
+        facts = {"facts.classifier": str(fact_head_of(heads))} if heads and fact_head_of(heads).exists() else {}
+        if heads and without and method == "sentence":  # the fold's heads without some of their parts
             data = json.loads(Path(heads).read_text())
             data["parts"] = {k: v for k, v in data.get("parts", {}).items() if k not in without}
             heads = str(out / f"heads-{Path(heads).stem}.json")
             out.mkdir(parents=True, exist_ok=True)
             Path(heads).write_text(json.dumps(data))
-        cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides,
-                                      **({"sentence.heads": heads} if heads else {})})
+        cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), **overrides, **facts,
+                                      **({"sentence.heads": heads} if heads and method == "sentence" else {})})
+        pipe = None
         for folder in folders:
             if time.perf_counter() - t0 > spec["time_limit"]:
                 break
             run_batch([Path(folder) / "complaint.txt"], out / "ekg", cfg, method=method, graphml=False)
+            if method == "sentence" and heads:  # the fold's edge sieves given the gold events
+                from argus.pipeline import ArgusPipeline
+                from argus.training.edges import edges_on_gold
+                from metrics.gold import load_gold
+
+                pipe = pipe or ArgusPipeline(cfg)
+                on_gold[folder] = edges_on_gold(pipe, load_gold(folder))
             done.append(folder)
             write_result()
     write_result()
@@ -144,6 +155,7 @@ def run_row(args) -> None:
 def _score(out: Path, folder: str) -> dict:
     """One complaint's EKG of a row scored against its gold graph (relaxed and exact tiers)."""
     from argus.output.export import load_ekg
+    from argus.training.heads import style_of
     from metrics.gold import load_gold, score_document
 
     name = Path(folder).name
@@ -151,8 +163,11 @@ def _score(out: Path, folder: str) -> dict:
     if not f.exists():
         return {"doc": name, "failed": True}
     ekg = load_ekg(f)
-    sc = score_document(ekg, load_gold(folder), tiers=("exact", "relaxed"))
-    return {"doc": name, "failed": False, **{m: sc[f"relaxed_{m}"] for m in METRICS},
+    gold = load_gold(folder)
+    sc = score_document(ekg, gold, tiers=("exact", "relaxed"))
+    matched, typed = _types_of_matched(ekg, gold)
+    return {"doc": name, "failed": False, "style": style_of([name])[0], **{m: sc[f"relaxed_{m}"] for m in METRICS},
+            "matched_events": matched, "typed_right": typed, "type_accuracy": typed / matched if matched else float("nan"),
             "exact_events_f1": sc["exact_events_f1"], "fact_f1": sc["fact_f1"],
             "tokens": ekg.ledger.totals.tokens, "calls": ekg.ledger.totals.calls,
             "seconds": round(sum(s.seconds for s in ekg.stages), 2),
@@ -160,12 +175,26 @@ def _score(out: Path, folder: str) -> dict:
             "ungrounded": sum(not e.grounded for e in ekg.graph.entities) + sum(not e.grounded for e in ekg.graph.events)}
 
 
-def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
-    """Complaint folder → the heads file trained without its fold."""
+def _types_of_matched(ekg, gold) -> tuple[int, int]:
+    """(events matched to a gold event, those of them with the gold event's type), under the relaxed
+    alignment (a shared evidence sentence and the same type or compatible verbs)."""
+    from metrics.gold import match_graphs
+    from metrics.gold.views import to_gold_space
+
+    view = to_gold_space(ekg, gold)
+    align = match_graphs(view, gold, tiers=("relaxed",))["relaxed"].event_alignment
+    types = {e.id: e.type for e in view.events}
+    gold_types = {e.id: e.type for e in gold.graph.events}
+    return len(align), sum(types.get(p) == gold_types.get(g) for p, g in align.items())
+
+
+def _fold_heads(docs: list[Path], k: int, out: Path, train_size: int | None = None) -> dict[str, str]:
+    """Complaint folder → the heads file trained without its fold (on ``train_size`` of the fold's
+    training complaints, every style in turn, where given)."""
     from argus.training.heads import cross_validate, labeled_complaints
 
     labeled = labeled_complaints(docs)
-    cv = cross_validate(labeled, k=k)
+    cv = cross_validate(labeled, k=k, train_size=train_size)
     files: dict[int, str] = {}
     mapping = {}
     for d in docs:
@@ -177,9 +206,26 @@ def _fold_heads(docs: list[Path], k: int, out: Path) -> dict[str, str]:
             h.save(path)
             files[key] = str(path)
         mapping[str(d)] = files[key]
+    _fold_fact_heads(cv, files)
     (out / "heads" / "cv.json").write_text(json.dumps(cv.as_dict(), indent=1))
     (out / "heads" / "map.json").write_text(json.dumps(mapping, indent=1))
     return mapping
+
+
+def fact_head_of(heads: str) -> Path:
+    """The fact head trained beside a fold's event heads file (``_fold_fact_heads``)."""
+    return Path(heads).with_suffix(".facts.json")
+
+
+def _fold_fact_heads(cv, files: dict[int, str]) -> None:
+    """Beside each fold's event heads, the fact head trained on the same training complaints, so that no
+    learned part of a row has seen the complaints it is scored on."""
+    from argus.gate.fact_eval import labeled_documents, train_context_head
+
+    docs = {d.doc_id: d for d in labeled_documents()}
+    for h in {id(h): h for h in cv.heads.values()}.values():
+        train = [docs[i] for i in h.meta.get("fold_train", []) if i in docs]
+        train_context_head(train).save(fact_head_of(files[id(h)]))
 
 
 def summarize(results: list[dict]) -> str:
@@ -216,6 +262,72 @@ def summarize(results: list[dict]) -> str:
             f"{ci([x['entities_f1'] for x in ok])} | {statistics.fmean(x['temporal_f1'] for x in ok):.3f} | "
             f"{statistics.fmean(x['causal_f1'] for x in ok):.3f} | {r['wall_s'] / max(1, r['complaints']):.1f} | "
             f"{statistics.fmean(x['tokens'] for x in ok):,.0f} | {peak} |")
+    return "\n".join(lines)
+
+
+def _reader() -> dict[str, dict]:
+    """doc → the second reader's agreement with gold (``metrics.gold.reader``), where there is one."""
+    from argus.paths import complaints_dir
+    from metrics.gold import load_gold
+    from metrics.gold.reader import reader_agreement
+
+    out = {}
+    for split in ("train", "dev"):
+        root = complaints_dir(split)
+        for d in sorted(root.iterdir()) if root.exists() else []:
+            if (d / "gold.json").exists() and (r := reader_agreement(load_gold(d))) is not None:
+                out[d.name] = r
+    return out
+
+
+def _mean_ci(xs: list[float]) -> str:
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    xs = [x for x in xs if x == x]
+    if not xs:
+        return "–"
+    lo, hi = bootstrap_ci(xs)
+    return f"{statistics.fmean(xs):.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def relations(results: list[dict]) -> str:
+    """Types and relations of each row beside a careful second reader's agreement with gold, on the
+    complaints the reader annotated and on all: type accuracy of the events matched to gold, temporal and
+    causal F1 end to end and with the gold events given (the edge sieves alone)."""
+    reader = _reader()
+    lines = ["| row | complaints | types right (of matched events) | temporal F1 | causal F1 | temporal F1, gold events | "
+             "causal F1, gold events |", "|---" * 7 + "|"]
+    for r in results:
+        ok = [x for x in r["rows"] if not x["failed"]]
+        for label, rows in (("all", ok), ("read twice", [x for x in ok if x["doc"] in reader])):
+            if not rows:
+                continue
+            matched = sum(x.get("matched_events", 0) for x in rows)
+            typed = sum(x.get("typed_right", 0) for x in rows)
+            lines.append(f"| {r['row']} ({label}) | {len(rows)} | {typed / max(1, matched):.3f} pooled, "
+                         f"{_mean_ci([x.get('type_accuracy', float('nan')) for x in rows])} mean | "
+                         f"{_mean_ci([x['temporal_f1'] for x in rows])} | {_mean_ci([x['causal_f1'] for x in rows])} | "
+                         f"{_mean_ci([x.get('gold_events_temporal_f1', float('nan')) for x in rows])} | "
+                         f"{_mean_ci([x.get('gold_events_causal_f1', float('nan')) for x in rows])} |")
+    if reader:
+        vals = list(reader.values())
+        lines.append(f"| second reader (same events) | {len(vals)} | {_mean_ci([v['type_agreement'] for v in vals])} | – | – | "
+                     f"{_mean_ci([v['temporal_f1'] for v in vals])} | {_mean_ci([v['causal_f1'] for v in vals])} |")
+    return "\n".join(lines)
+
+
+def by_style(results: list[dict]) -> str:
+    """Each row's figures per writing style (``styles.json``), each style's mean with its 95 % interval."""
+    names = (("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"), ("type_accuracy", "types right"),
+             ("temporal_f1", "temporal F1"), ("causal_f1", "causal F1"))
+    lines = ["| row | style | complaints | " + " | ".join(n for _, n in names) + " |", "|---" * (len(names) + 3) + "|"]
+    for r in results:
+        ok = [x for x in r["rows"] if not x["failed"]]
+        styles = sorted({x.get("style", "unnamed") for x in ok})
+        for st in styles:
+            rows = [x for x in ok if x.get("style", "unnamed") == st]
+            lines.append(f"| {r['row']} | {st} | {len(rows)} | " + " | ".join(
+                _mean_ci([x.get(k, float("nan")) for x in rows]) for k, _ in names) + " |")
     return "\n".join(lines)
 
 
@@ -259,6 +371,10 @@ def main() -> None:
     ap.add_argument("--parts", help="comma-separated learned parts the fold heads train (default: all of "
                                      "argus.training.heads.PARTS)")
     ap.add_argument("--reuse-heads", action="store_true", help="the fold heads an earlier run wrote to OUT/heads")
+    ap.add_argument("--train-size", type=int, default=0, help="each fold's heads trained on this many of its training "
+                                                               "complaints, every style in turn (0: all; a learning "
+                                                               "curve's point, same test folds)")
+    ap.add_argument("--styles", action="store_true", help="also print the per-style and the relations tables")
     ap.add_argument("--row-spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.row_spec:
@@ -272,6 +388,11 @@ def main() -> None:
                     seen.add(r["row"])
                     results.append(r)
         print(summarize(results))
+        if args.styles:
+            print()
+            print(relations(results))
+            print()
+            print(by_style(results))
         if args.ladder:
             print()
             print(ladder(results))
@@ -287,7 +408,8 @@ def main() -> None:
         keep = [x for x in args.parts.split(",") if x]
         heads_module.PARTS = tuple((n, m) for n, m in heads_module.PARTS if n in keep)
     reuse = args.out / "heads" / "map.json"
-    heads = json.loads(reuse.read_text()) if args.reuse_heads and reuse.exists() else _fold_heads(docs, args.folds, args.out)
+    heads = (json.loads(reuse.read_text()) if args.reuse_heads and reuse.exists()
+             else _fold_heads(docs, args.folds, args.out, args.train_size or None))
     docs = docs[: args.docs] if args.docs else docs
     results = []
     for item in [r.strip() for r in args.rows.split(",") if r.strip()]:
@@ -295,7 +417,7 @@ def main() -> None:
         method, overrides = row_config(row)
         folds: dict[str, list[str]] = {}
         for d in docs:
-            folds.setdefault(heads[str(d)] if method == "sentence" else "", []).append(str(d))
+            folds.setdefault(heads[str(d)], []).append(str(d))  # every row's fact gate is the fold's
         rdir = args.out / row.replace(":", "_").replace("/", "-")
         shutil.rmtree(rdir, ignore_errors=True)  # a fresh cache: every row pays for its calls
         spec = {"row": row, "method": method, "overrides": overrides, "out": str(rdir), "folds": folds,
@@ -311,6 +433,11 @@ def main() -> None:
         print(f"{row}: {result['complaints']} complaints in {time.perf_counter() - t0:.0f} s", flush=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=1))
     print(summarize(results))
+    if args.styles:
+        print()
+        print(relations(results))
+        print()
+        print(by_style(results))
 
 
 if __name__ == "__main__":

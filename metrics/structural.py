@@ -22,7 +22,8 @@ component           definition                                                  
 ``coverage``        share of fact sentences that some event cites as evidence, divided by the   0.20
                     coverage target (default 0.7) and capped at 1
 ``duplicates``      1 − (duplicate events ÷ events); a duplicate has the type, normalized       0.10
-                    verb and evidence set of an earlier event
+                    verb, evidence set, trigger words and participants of an earlier event
+                    ("wrote her up" … "wrote her up again", "A told B, and B told C": two)
 ==================  =========================================================================  =======
 
 Coverage saturates at a target because not every fact sentence states an event: the annotators of
@@ -290,7 +291,8 @@ def structural_score(
     seen: dict[tuple, str] = {}
     dups = 0
     for ev in events:
-        key = (ev.type, normalize_verb(ev.verb), frozenset(ev.evidence))
+        key = (ev.type, normalize_verb(ev.verb), frozenset(ev.evidence), " ".join(ev.trigger.casefold().split()),
+               frozenset((p.entity, p.role) for p in ev.participants))
         if key in seen:
             dups += 1
             defects.append(Defect("duplicates", "stage1", f"{ev.id} duplicates {seen[key]} ({ev.type} '{ev.verb}' on {', '.join(ev.evidence)})"))

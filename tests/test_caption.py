@@ -75,3 +75,72 @@ def test_a_document_without_a_caption_has_none():
 
     doc = preprocess(RawDocument(doc_id="x", source="x", text="FACTS\n\n1. She was hired in 2019. She was fired in 2020.\n"))
     assert doc.caption is None
+
+
+def _column(rows: list[tuple[str, str]], width: int = 31) -> str:
+    """A caption's two columns as filed: the left cell padded to ``width``, then ``  )``."""
+    return "\n".join(f"{left:<{width}}  ) {right}".rstrip() for left, right in rows)
+
+
+def test_names_cut_by_the_column_each_end_their_party():
+    # every defendant line fills the 31-character column: what it cut off is lost, the next line is the next party
+    text = ("UNITED STATES DISTRICT COURT FOR THE DISTRICT OF RHODE ISLAND\n\n" + _column([
+        ("JANE ROE,", ""), ("Plaintiff,", "Civil Action No. 1:24-cv-00099"), ("v.", "COMPLAINT"), ("", ""),
+        ("TOWN OF KITTERY, by and through", ""),
+        ("NORTH KITTERY SCHOOL COMMITTEE,", ""),
+        ("HARBOR INN PARTNERS, LLC d/b/a", ""),
+        ("DELAWARE CORRUGATED BOXES, INC.", ""),
+        ("LT. BRIAN GARRITY, in his indiv", ""),
+        ("DET. ANGELA CHURCH, individuall", ""),
+        ("JOHN DOE,", ""), ("", ""), ("Defendants.", "")]) + "\n\n1. Plaintiff Jane Roe worked for the Town.\n")
+    cap = read_caption(text, text.index("\n1."))
+    assert [p.name for p in cap.plaintiffs] == ["JANE ROE"]
+    assert [p.name for p in cap.defendants] == [
+        "TOWN OF KITTERY", "NORTH KITTERY SCHOOL COMMITTEE", "HARBOR INN PARTNERS, LLC", "DELAWARE CORRUGATED BOXES, INC.",
+        "LT. BRIAN GARRITY", "DET. ANGELA CHURCH", "JOHN DOE"]
+    # a rank opens a person's name, whatever words follow it
+    assert [p.kind for p in cap.defendants] == ["organization"] * 4 + ["person"] * 3
+    assert all(text[slice(*p.span)] == p.name for p in cap.parties) and not cap.notes
+
+
+def test_wrapped_names_and_clauses_stay_with_their_party():
+    text = ("UNITED STATES DISTRICT COURT\nFOR THE SOUTHERN DISTRICT OF NEW YORK\n\n"
+            "JANE ROE,\n          Plaintiff,\n     v.\n"
+            "WEXMOOR HOTEL OPERATING COMPANY LLC,\n"
+            "RAYMOND COSTIGAN,\nindividually and in his official capacity as Fire Chief,\n"
+            "CANEY HOLLOW REGIONAL WATER AND SEWER\nDISTRICT,\n"
+            "ALDERWOOD HOSPITALITY PARTNERS, LLC\nd/b/a THE ALDERWOOD HOTEL,\n"
+            "ACME WIDGETS,\nINC.,\n"
+            "          Defendants.\n\nCase No. 1:24-cv-00099\n\nCOMPLAINT\n\n1. Plaintiff Jane Roe was a clerk.\n")
+    cap = read_caption(text, text.index("COMPLAINT"))
+    assert [p.name for p in cap.defendants] == [
+        "WEXMOOR HOTEL OPERATING COMPANY LLC", "RAYMOND COSTIGAN", "CANEY HOLLOW REGIONAL WATER AND SEWER DISTRICT",
+        "ALDERWOOD HOSPITALITY PARTNERS, LLC d/b/a THE ALDERWOOD HOTEL", "ACME WIDGETS, INC."]
+    assert [text[slice(*p.span)].split() for p in cap.defendants] == [p.name.split() for p in cap.defendants]
+
+
+def test_one_line_caption_with_agents_capacities_and_several_defendants():
+    text = ("IN THE UNITED STATES DISTRICT COURT FOR THE DISTRICT OF RHODE ISLAND\n\n"
+            "JANE Q. ROE, Plaintiff, v. TOWN OF NORTH KITTREDGE, by and through its Finance Director, "
+            "MARGARET A. COSTIGAN, in her official capacity; HARBOR INN PARTNERS, LLC, d/b/a THE HARBOR INN; "
+            "LT. BRIAN GARRITY, individually and in his official capacity as Chief of Police, and "
+            "CAPT. ANTON VOLKOV, in his individual capacity, Defendants.\n"
+            "Case No. 1:24-cv-00099\n\nCOMPLAINT\n\n1. Plaintiff Jane Q. Roe was a patrol officer.\n")
+    cap = read_caption(text, text.index("COMPLAINT"))
+    assert [p.name for p in cap.plaintiffs] == ["JANE Q. ROE"]
+    assert [p.name for p in cap.defendants] == [
+        "TOWN OF NORTH KITTREDGE", "HARBOR INN PARTNERS, LLC, d/b/a THE HARBOR INN", "LT. BRIAN GARRITY", "CAPT. ANTON VOLKOV"]
+    assert [p.kind for p in cap.defendants] == ["organization", "organization", "person", "person"]
+
+
+@pytest.mark.parametrize("defendants, want", [
+    ("RAYMOND COSTIGAN, individually and in his official capacity as Fire Chief", ["RAYMOND COSTIGAN"]),
+    ("LT. BRIAN GARRITY, in his individual capacity", ["LT. BRIAN GARRITY"]),
+    ("TOWN OF NORTH KITTREDGE, by and through its Finance Director, MARGARET A. COSTIGAN", ["TOWN OF NORTH KITTREDGE"]),
+    ("ALDERWOOD HOSPITALITY PARTNERS, LLC d/b/a THE ALDERWOOD HOTEL", ["ALDERWOOD HOSPITALITY PARTNERS, LLC d/b/a THE ALDERWOOD HOTEL"]),
+    ("CITY OF ASHBROOK FALLS, RAYMOND COSTIGAN, individually, and DENNIS LAFLEUR, individually",
+     ["CITY OF ASHBROOK FALLS", "RAYMOND COSTIGAN", "DENNIS LAFLEUR"]),
+])
+def test_each_caption_form_of_a_defendant(defendants, want):
+    text = f"JANE ROE, Plaintiff, v. {defendants}, Defendants.\nCase No. 1:24-cv-00099\n\nCOMPLAINT\n"
+    assert [p.name for p in read_caption(text, text.index("COMPLAINT")).defendants] == want

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from argus.paths import data_root
 from argus.text.documents import RawDocument
-from argus.text.preprocess import SEGMENTERS, heading_kind, heading_strength, is_page_furniture, preprocess
+from argus.text.preprocess import SEGMENTERS, heading_kind, heading_strength, is_page_furniture, preprocess, segment_legal
 from tests.conftest import DEMO, gold_sentences, load_gold, needs_data
 
 
@@ -125,6 +127,12 @@ def test_large_input_is_processed_linearly():
     assert text[a:b].strip()
 
 
+def test_a_title_or_rank_before_a_name_ends_no_sentence():
+    text = "In 2014, Sgt. Mulqueen bid into the post. Capt. Gabbard designated Det. Quintanilla. Lt. Garrity said no."
+    assert [text[a:b].strip() for a, b in segment_legal(text)] == [
+        "In 2014, Sgt. Mulqueen bid into the post.", "Capt. Gabbard designated Det. Quintanilla.", "Lt. Garrity said no."]
+
+
 @pytest.mark.parametrize("name", sorted(SEGMENTERS))
 def test_every_segmenter_returns_ordered_spans(name):
     text = 'Mr. Smith met Ms. Jones on Jan. 5, 2020. She said, "Stop. Now." He left. See 42 U.S.C. § 2000e et seq. Done.'
@@ -139,7 +147,8 @@ def test_every_segmenter_returns_ordered_spans(name):
 @pytest.mark.parametrize("line", [
     "STATEMENT OF FACTS", "Statement of Facts", "IV. Factual Allegations", "1. Introduction", "Statement of Claim:",
     "F A C T S", "S T A T E M E N T   O F   F A C T S", "B. Plaintiff complains to HR", "Count II: Retaliation",
-    "Jurisdiction and Venue", "SUBSTANTIVE ALLEGATI ONS",
+    "Jurisdiction and Venue", "SUBSTANTIVE ALLEGATI ONS", "D. The Noose in Truck 14",
+    "Count I: Violation of the Pennsylvania Whistleblower Law, 43 P.S. § 1421 Et Seq.",
 ])
 def test_a_heading_is_recognized_in_any_case_numbered_or_letter_spaced(line):
     assert heading_strength(line) > 0
@@ -165,6 +174,70 @@ def test_heading_kinds_read_any_layout():
     assert heading_kind("Count I: Retaliation in Violation of Title VII", "facts") == "count"
     assert heading_kind("C. The EEOC Charge", "facts") is None  # a lettered sub-heading stays in the FACTS
     assert heading_kind("ACCOUNTING", None) is None
+    assert heading_kind("FAC TS: A. THE JUNE 11, 2024 VOTE", None) == "facts"
+
+
+def test_a_pro_se_complaint_names_its_counts_and_its_prayer_in_plain_words():
+    assert heading_kind("CLAIM ONE: DISABILITY DISCRIMINATION UNDER THE ADA", "facts") == "count"
+    assert heading_kind("CLAIM 2: RETALIATION (TITLE VII)", "count") == "count"
+    assert heading_kind("V. CLAIMS – CLAIM ONE: Disability Discrimination (ADA)", "facts") == "count"
+    assert heading_kind("VII. RELIEF", "count") == "prayer"
+    assert heading_kind("WHAT PLAINTIFF ASKS THE COURT TO DO", "count") == "prayer"
+    assert heading_kind("Statement of Claim", None) == "facts"  # the pro se form's FACTS, no count
+    assert heading_kind("B. Plaintiff Asks for Leave", "facts") is None
+
+
+def test_a_section_that_incorporates_what_precedes_it_is_a_count():
+    text = ("STATEMENT OF FACTS\n\n1.     Acme hired Jane Roe in 2019. On May 1, 2022, Acme fired her.\n\n\n"
+            "V. DISABILITY DISCRIMINATION UNDER THE ADA\n\n2.     Plaintiff repeats everything written above.\n\n"
+            "3.     Acme fired Plaintiff because of her disability.\n")
+    doc = preprocess(RawDocument(doc_id="x", text=text, source="x"))
+    assert [s.kind for s in doc.sections] == ["facts", "count"]
+    assert [doc.sentence(i).text for i in doc.narrative_ids] == ["Acme hired Jane Roe in 2019.", "On May 1, 2022, Acme fired her."]
+
+
+_EXHAUSTION = ("ADMINISTRATIVE EXHAUSTION\n\n1.     On May 1, 2022, Plaintiff filed a charge of discrimination with "
+               "the EEOC. The EEOC issued a Notice of Right to Sue on June 1, 2023.\n\n\n")
+
+
+def test_a_lettered_sub_heading_that_tells_the_narrative_does_not_inherit_the_exhaustion_kind():
+    text = _EXHAUSTION + ("A. Plaintiff's Employment at Acme\n\n2.     Acme hired Jane Roe in 2019 as a welder.\n\n"
+                          "3.     Her reviews rated her highly.\n\n\nB. The Termination\n\n4.     On May 1, 2022, Acme fired her."
+                          "\n\n\nCOUNT I: RETALIATION\n\n5.     Plaintiff incorporates the preceding paragraphs.\n")
+    doc = preprocess(RawDocument(doc_id="x", text=text, source="x"))
+    assert [s.kind for s in doc.sections] == ["procedural", "facts", "facts", "count"]
+    assert doc.facts_section_found
+    assert [doc.sentence(i).text for i in doc.narrative_ids] == [
+        "Acme hired Jane Roe in 2019 as a welder.", "Her reviews rated her highly.", "On May 1, 2022, Acme fired her."]
+    # a lettered part of the exhaustion, or of the parties, keeps their kind: its sentences say so
+    charge = _EXHAUSTION + "A. Plaintiff's Second Charge\n\n2.     Plaintiff filed a second charge of retaliation with the EEOC.\n"
+    assert [s.kind for s in preprocess(RawDocument(doc_id="x", text=charge, source="x")).sections] == ["procedural"] * 2
+    parties = "PARTIES\n\nA. Plaintiff\n\n1.     Plaintiff Jane Roe lives in Providence.\n"
+    assert [s.kind for s in preprocess(RawDocument(doc_id="x", text=parties, source="x")).sections] == ["parties"] * 2
+
+
+@needs_data
+def test_lettered_narrative_after_the_exhaustion_section_is_read_as_facts(all_dirs):
+    """The complaints written with sub-headings; some give the FACTS no heading of their own and open the
+    narrative with "A. ... Employment at ..." right after the exhaustion section."""
+    path = data_root() / "us_complaints" / "styles.json"
+    if not path.exists():
+        pytest.skip("no styles.json beside the complaints")
+    styles = json.loads(path.read_text(encoding="utf-8"))
+    dirs = [d for d in all_dirs if styles.get(d.name, {}).get("style") == "medium, sub-headings"]
+    assert dirs
+    headless = 0
+    for d in dirs:
+        gold = load_gold(d)
+        kinds = [sec["kind"] for sec in gold["sections"]]
+        first = gold["sections"][kinds.index("facts")]
+        headless += bool(re.match(r"[A-H]\. ", first["heading"])) and kinds[kinds.index("facts") - 1] == "procedural"
+        facts = [s.span for s in _doc(d).sentences if s.section == "facts"]
+        for g in gold_sentences(gold):
+            if g["section"] == "facts":
+                a, b = g["span"]
+                assert any(x < b and a < y for x, y in facts), (d.name, g["text"][:60])
+    assert headless  # the case this test is about is among them
 
 
 _CAPTION = ("UNITED STATES DISTRICT COURT\nFOR THE DISTRICT OF RHODE ISLAND\n\nJANE ROE,            )\n"

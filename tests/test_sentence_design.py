@@ -191,6 +191,55 @@ def test_sentence_design_heads_only_makes_no_model_call(tmp_path):
     assert ekg.graph.entities and all(e.mentions for e in ekg.graph.entities)
 
 
+@pytest.mark.parametrize("target,step,lost", [
+    ("argus.designs.sentence.design.join_occurrences", "occurrences", "joined"),
+    ("argus.designs.sentence.design.head_edges", "edges", "edges"),
+    ("argus.designs.sentence.design.with_parties", "parties", "parties"),
+    ("argus.designs.sentence.design.document_entities", "entities", "entities"),
+])
+def test_an_optional_step_that_fails_costs_its_part_never_the_document(tmp_path, monkeypatch, target, step, lost):
+    """A fault injected into the entity list, the parties, same-occurrence joining or the edges: the
+    document's graph is still written, with its events, without that part, and a warning names the step."""
+    from tests.conftest import make_scripted_pipeline
+
+    pipe = make_scripted_pipeline(tmp_path, **{"extraction.design": "sentence", "sentence.llm": "never",
+                                               "sentence.stage2": False})
+    whole = pipe.extract(DEMO)
+
+    def broken(*args, **kwargs):
+        raise IndexError("injected")
+
+    monkeypatch.setattr(target, broken)
+    ekg = pipe.extract(DEMO)
+    assert ekg.graph.events and any(f"the {step} step failed (IndexError: injected)" in w for w in ekg.warnings)
+    assert not any("step failed" in w for w in whole.warnings)
+    if lost == "joined":
+        assert all(len(ev.evidence) == 1 for ev in ekg.graph.events) and len(ekg.graph.events) > len(whole.graph.events)
+    elif lost == "edges":
+        assert not ekg.graph.causal_edges and not any(e.origin == "heads" for e in ekg.graph.temporal_edges)
+        assert len(ekg.graph.events) == len(whole.graph.events)
+    elif lost == "entities":
+        assert not ekg.graph.entities and not any(p for ev in ekg.graph.events for p in ev.participants)
+    else:
+        assert len(ekg.graph.events) == len(whole.graph.events)
+
+
+@pytest.mark.parametrize("doc_id", ["edpa-2-24-cv-07982", "nysd-1-22-cv-01102", "pawd-2-21-cv-00479"])
+def test_complaints_whose_entity_step_crashed_extract_whole(tmp_path, doc_id):
+    """Three complaints by other writers crashed the entity step (a party name of no name word); each now
+    gets its graph, entities included, with no step left out."""
+    from tests.conftest import make_scripted_pipeline
+
+    folder = next((d for split in ("train", "dev") for d in _split_dirs(split) if d.name == doc_id), None)
+    if folder is None:
+        pytest.skip(f"{doc_id} not in the shared data")
+    pipe = make_scripted_pipeline(tmp_path, **{"extraction.design": "sentence", "sentence.llm": "never",
+                                               "sentence.stage2": False})
+    ekg = pipe.extract(folder / "complaint.txt")
+    assert ekg.graph.events and ekg.graph.entities
+    assert not any("step failed" in w for w in ekg.warnings)
+
+
 def test_sentence_design_with_the_choice_program(scripted_sentence_pipeline):
     pipe = scripted_sentence_pipeline
     ekg = pipe.extract(DEMO)

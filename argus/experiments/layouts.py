@@ -1,7 +1,7 @@
 """The annotated complaints in other layouts, as test data for heading detection.
 
-The 18 annotated complaints were all typed the same way: centred or flush-left headings in
-capitals, two blank lines before a heading and one after. Real filings vary (Title Case, numbered
+Most annotated complaints were typed the same way: centred or flush-left headings in capitals,
+two blank lines before a heading and one after. Real filings vary (Title Case, numbered
 "I. Introduction" headings, no headings at all, words split by PDF extraction), and a heading
 parser tuned on one layout can fail on the others. ``render`` prints a complaint in another layout
 while keeping EVERY character offset, so the gold sentence spans stay valid and the same gold
@@ -37,8 +37,11 @@ log = logging.getLogger(__name__)
 LAYOUTS = ("as_filed", "title_centred", "title_flush", "numbered", "no_headings", "pdf_split")
 Level = Literal["top", "sub", "count"]
 
-_COUNT = re.compile(r"(COUNT\b|\S+\s+(CLAIM\s+FOR\s+RELIEF|CAUSE\s+OF\s+ACTION)\b)", re.I)
+# "COUNT I", "SECOND CAUSE OF ACTION", and a pro se "CLAIM ONE" / "Claim 2"
+_COUNT = re.compile(r"(COUNT\b|CLAIM\s+(\d+|ONE|TWO|THREE|FOUR|FIVE|SIX|SEVEN|EIGHT|NINE|TEN)\b|"
+                    r"\S+\s+(CLAIM\s+FOR\s+RELIEF|CAUSE\s+OF\s+ACTION)\b)", re.I)
 _SUB = re.compile(r"[A-Z]\.\s")
+_OWN_NUMERAL = re.compile(r"(?:[IVXL]+|\d{1,2})\.\s+")  # a top heading the filing numbered: "II. Basis for Jurisdiction"
 # a combined heading: "FACTUAL ALLEGATIONS: A. ...", "STATEMENT OF FACTS - A. ...", "... — A. ..."
 _COMBINED = re.compile(r"(?P<top>.*?\S)(?P<sep>\s*:\s+|\s+[-–—]\s+)(?P<sub>[A-Z]\.\s.*)")
 _SMALL = {"a", "an", "the", "and", "or", "of", "in", "on", "to", "for", "by", "at", "as", "with", "v.", "vs."}
@@ -89,10 +92,20 @@ def _sentences(section: dict) -> list[dict]:
     return [s for p in section["paragraphs"] for s in p]
 
 
-def heading_level(heading: str) -> Level:
-    """``count`` for a cause of action, ``sub`` for a lettered sub-heading, else ``top``."""
+def heading_level(heading: str, kind: str | None = None, previous: str | None = None) -> Level:
+    """``count`` for a cause of action (the gold ``kind`` of its section when given, else by its words),
+    ``sub`` for a lettered sub-heading, else ``top``.
+
+    "I.", "V." and "X." open a lettered sub-heading only where they continue the letters before them
+    (``previous``: the letter of the sub-heading right before, "H." before "I."); elsewhere they are
+    Roman numerals of a top heading ("I. THE PARTIES", "V. RELIEF REQUESTED").
+    """
     h = heading.strip()
-    return "count" if _COUNT.match(h) else "sub" if _SUB.match(h) else "top"
+    if (kind == "count") if kind else _COUNT.match(h):
+        return "count"
+    if _SUB.match(h) and (h[0] not in "IVX" or (previous is not None and ord(h[0]) == ord(previous) + 1)):
+        return "sub"
+    return "top"
 
 
 def gold_headings(text: str, gold: dict) -> list[GoldHeading]:
@@ -110,6 +123,7 @@ def gold_headings(text: str, gold: dict) -> list[GoldHeading]:
         return is_page_furniture(text[slice(*lines[i])])
 
     out, prev_end = [], None
+    letter = None  # the letter of the last lettered sub-heading ("A." ... "H."), to read an "I." after "H."
     for section in gold["sections"]:
         sentences = _sentences(section)
         if not sentences:
@@ -136,7 +150,10 @@ def gold_headings(text: str, gold: dict) -> list[GoldHeading]:
         start = spans[0][0] + len(texts[0]) - len(texts[0].lstrip())
         end = spans[-1][1] - len(texts[-1]) + len(texts[-1].rstrip())
         joined = " ".join(t.strip() for t in texts)
-        out.append(GoldHeading(span=(start, end), text=joined, level=heading_level(joined), lines=spans))
+        level = heading_level(joined, section.get("kind"), letter)
+        combined = _COMBINED.fullmatch(joined)
+        letter = joined[0] if level == "sub" else combined["sub"][0] if combined and level == "top" else None
+        out.append(GoldHeading(span=(start, end), text=joined, level=level, lines=spans))
     return out
 
 
@@ -175,7 +192,7 @@ def _title_word(token: str, capital: bool, acronyms: frozenset[str]) -> str:
         return token.lower()  # "2000E-2(A)" -> "2000e-2(a)", "(D)" -> "(d)"
     if core.lower() in _SMALL and not capital:
         return lead + core.lower() + tail
-    if _INITIALS.fullmatch(core) or _ROMAN.fullmatch(core):
+    if _INITIALS.fullmatch(core) or _ROMAN.fullmatch(core.rstrip(".")):  # "A.", "U.S.C.", "IV", "IV."
         return lead + core.upper() + tail
     return lead + "-".join(_title_part(p, acronyms) for p in core.split("-")) + tail
 
@@ -266,7 +283,9 @@ def render_layout(text: str, gold: dict, layout: str) -> Rendering:
     - ``numbered``: Title Case, flush left, top-level headings numbered "I. ", "II. ", ... (a
       combined "FACTUAL ALLEGATIONS: A. ..." split over two lines when its line has no room; a
       repeat of the previous top heading, "STATEMENT OF FACTS: B. ...", printed as its "B. ..."
-      alone, as a numbered complaint prints it); sub-headings and counts keep their letters;
+      alone, as a numbered complaint prints it; a numeral the filing gave a top heading, "II. BASIS
+      FOR JURISDICTION", replaced; a heading with no room left unnumbered, the next one taking its
+      numeral); sub-headings and counts keep their letters and numbers ("Count I", "CLAIM ONE");
     - ``pdf_split``: capitals, flush left, a stray space two letters before the end of the
       heading's longest word ("ALLEGATI ONS"), where there is a character of room.
     """
@@ -297,14 +316,17 @@ def render_layout(text: str, gold: dict, layout: str) -> Rendering:
             if not page.fit(h.lines[k], [_pdf_split(new[k])], first=k == 0, last=k == last):
                 out.notes.append(f"pdf_split: no room for a stray space in {h.text!r}; left unsplit")
         elif layout == "numbered" and h.level == "top":
-            m = _COMBINED.fullmatch(new[0])
-            top = m["top"] if m else new[0]
+            own = _OWN_NUMERAL.match(new[0])  # the filing's own numeral gives way to the layout's
+            line = new[0][own.end():] if own else new[0]
+            m = _COMBINED.fullmatch(line)
+            top = m["top"] if m else line
             if m and last_top is not None and top.lower() == last_top.lower():
                 page.put(h.lines[0], m["sub"])
                 continue
-            numeral, last_top = numeral + 1, top
-            prefix = f"{roman(numeral)}. "
-            if not page.fit(h.lines[0], [prefix + new[0], f"{prefix}{top}\n{m['sub']}" if m else None], last=last == 0):
+            last_top, prefix = top, f"{roman(numeral + 1)}. "
+            if page.fit(h.lines[0], [prefix + line, f"{prefix}{top}\n{m['sub']}" if m else None], last=last == 0):
+                numeral += 1  # a heading left unnumbered takes no numeral: the next one gets it
+            else:
                 out.notes.append(f"numbered: no room for {prefix.strip()!r} before {h.text!r}; left unnumbered")
     out.text = "".join(page.chars)
     _check(text, out.text, gold)

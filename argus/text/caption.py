@@ -22,7 +22,8 @@ extraction design (``argus.designs.sentence.entities``). Nothing here calls a mo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,10 +42,18 @@ _COURT = re.compile(r"\b(?:UNITED\s+STATES\s+DISTRICT\s+COURT|DISTRICT\s+COURT|S
 _DOCKET = re.compile(r"\b\d{1,2}:\d{2}-?[a-z]{2}-?\d{3,6}(?:-[A-Z]{1,5})*\b", re.I)
 _CASE_LABEL = re.compile(r"\b(?:Civil\s+Action|Case|Civil|Docket|C\.\s?A\.|Index)\s*(?:No\.?|Number|#)\s*:?\s*"
                          r"(?P<num>[\w:.\-/]+\d)", re.I)
-_QUALIFIER = re.compile(
-    r",?\s*\b(?:individually(?:\s+and\s+in\s+(?:his|her|their)\s+official\s+capacit(?:y|ies))?|"
-    r"in\s+(?:his|her|their)\s+(?:individual|official)(?:\s+and\s+(?:individual|official))?\s+capacit(?:y|ies)|"
-    r"et\s+al\.?|an?\s+individual)\s*$", re.I)
+# A clause after the name runs to the end of the party: capacity ("individually and in his official
+# capacity as Fire Chief"), agency ("by and through its Finance Director, …"), "et al."; after a comma
+# any clause that opens in lower case does too (caption names are capitalized), d/b/a names excepted.
+_CLAUSE = re.compile(
+    r"(?:,\s*|\s+)(?i:individually|personally|in\s+(?:his|her|their|its)|by\s+and\s+through|an?\s+individual|et\s+al)\b.*$|"
+    r",\s*(?!(?:d/b/a|f/k/a|a/k/a)\b)[a-z].*$")
+_DANGLING = re.compile(r"\s+[dfa]/(?:[bk](?:/a?)?)?$", re.I)  # "… LLC d/b/a" with the trade name cut off
+# a line or comma-piece that carries on the party before it: a clause, a trade name, a company suffix
+_RUNS_ON = re.compile(r"[a-z]|(?i:d/b/a|f/k/a|a/k/a)\b|&|(?i:inc|incorporated|llc|l\.l\.c|corp|ltd|co|p\.c|n\.a|pllc|llp|lp)\.?(?:[,\s]|$)")
+_AGENT_OPEN = re.compile(r"\bby\s+and\s+through\s+(?:its|their)\b[^,]*$", re.I)  # "by and through its Finance Director" + the agent next
+_RANK = re.compile(r"(?:lt|lieut|lieutenant|capt|captain|sgt|sergeant|cpl|det|detective|ofc|officer|chief|sheriff|deputy|"
+                   r"trooper|maj|col|cmdr|insp|supt|dr|mr|mrs|ms|hon)\.?\s+(?=[A-Z])", re.I)
 _ORG_WORDS = re.compile(
     r"\b(?:inc|incorporated|llc|l\.l\.c|llp|lp|corp|corporation|company|co|ltd|plc|pllc|p\.c|n\.a|group|bank|"
     r"university|college|school|hospital|health|city|county|town|township|village|state|department|"
@@ -88,13 +97,14 @@ class Caption(BaseModel):
 
 @dataclass
 class _Cell:
-    """The left-column text of one caption line and where it starts in the original."""
+    """The left-column text of one caption line, where it starts in the original, and the column of
+    the separator (None when the line has none)."""
 
     text: str
     start: int
     right: str = ""
     right_start: int = 0
-    parts: list[str] = field(default_factory=list)
+    sep: int | None = None
 
 
 def _cells(text: str, start: int, end: int) -> list[_Cell]:
@@ -103,7 +113,8 @@ def _cells(text: str, start: int, end: int) -> list[_Cell]:
     for line in text[start:end].split("\n"):
         m = _COLUMN.search(line)
         left, right = (line[: m.start()], line[m.end():]) if m else (line, "")
-        cells.append(_Cell(left, pos, right, pos + (m.end() if m else len(line))))
+        sep = (m.start() + line[m.start()].isspace()) if m else None
+        cells.append(_Cell(left, pos, right, pos + (m.end() if m else len(line)), sep))
         pos += len(line) + 1
     return cells
 
@@ -118,28 +129,29 @@ def _span_of(text: str, needle: str, lo: int, hi: int) -> tuple[int, int] | None
 
 
 def _clean_party(s: str) -> str:
-    s = " ".join(s.split()).strip(" ,;")
-    while True:
-        t = _QUALIFIER.sub("", s).strip(" ,;")
-        if t == s:
-            return s
-        s = t
+    s = _CLAUSE.sub("", " ".join(s.split()))
+    return _DANGLING.sub("", s.strip(" ,;")).strip(" ,;")
 
 
-def _split_parties(block: str) -> list[str]:
-    """Parties of one side: one per line ending in a comma (or semicolon); wrapped lines joined."""
+def _split_parties(cells: list[_Cell]) -> list[str]:
+    """Parties of one side in a caption's left column: one per line, a line carrying on into the next
+    where the name wraps. A line ending in a comma closes its party, and so does a line that fills the
+    column without one: the column cut the rest off ("RAYMOND COSTIGAN, individually and in hi  )"),
+    and what follows is the next party. A line that opens with a clause, a trade name or a company
+    suffix ("individually,", "d/b/a THE ALDERWOOD HOTEL,", "INC.,") belongs to the party above it."""
+    lines = [c for c in cells if c.text.strip()]
+    seps = Counter(c.sep for c in cells if c.sep is not None)
+    column = seps.most_common(1)[0][0] if seps else None
     parties, cur = [], []
-    for line in block.split("\n"):
-        s = line.strip()
-        if not s:
-            continue
+    for i, c in enumerate(lines):
+        s = c.text.strip()
         cur.append(s)
-        if s.endswith((",", ";")) and not re.search(r"\b(?:inc|llc|corp|ltd|co|l\.l\.c)\.?,$", s, re.I) \
-                or re.search(r",\s*(?:inc|llc|corp|ltd|co|l\.l\.c)\.?,$", s, re.I):
+        if i + 1 < len(lines) and _RUNS_ON.match(lines[i + 1].text.strip()):
+            continue
+        cut = column is not None and c.sep == column and column - len(c.text.rstrip()) <= 3
+        if s.endswith((",", ";")) or cut or i + 1 == len(lines):
             parties.append(" ".join(cur))
             cur = []
-    if cur:
-        parties.append(" ".join(cur))
     out = []
     for p in parties:
         # several parties on one line: "JOHN DOE and JANE ROE" / "JOHN DOE; JANE ROE"
@@ -155,25 +167,33 @@ _SUFFIX_AHEAD = r"(?!\s*(?:inc|incorporated|llc|l\.l\.c|corp|ltd|co|p\.c|n\.a|pl
 
 def _split_inline(block: str) -> list[str]:
     """Parties of one side written on one line: "ACME WIDGETS, INC. and JOHN DOE, individually"; the
-    text before the side's last paragraph (the court's name, a title) is not a party."""
+    text before the side's last paragraph (the court's name, a title) is not a party. A piece between
+    commas that carries on the party before it (a clause, a d/b/a) stays with it, and so does the agent
+    named after "by and through its Finance Director," ; "and" joins parties only before a name."""
     block = re.split(r"\n\s*\n", block.strip())[-1]
     block = " ".join(line for line in block.split("\n") if not _COURT.search(line))
-    out = []
-    for part in re.split(rf",{_SUFFIX_AHEAD}|;|\s+and\s+", block, flags=re.I):
-        name = _clean_party(part)
-        if name and any(c.isalpha() for c in name) and not _QUALIFIER.fullmatch(", " + name):
-            out.append(name)
-    return out
+    parties: list[str] = []
+    for piece in re.split(rf"(?i:,{_SUFFIX_AHEAD})|;|\s+and\s+(?=[A-Z])", block):
+        piece = " ".join(piece.split())
+        if not any(c.isalpha() for c in piece):
+            continue
+        if parties and (_RUNS_ON.match(piece) or _AGENT_OPEN.search(parties[-1])):
+            parties[-1] += ", " + piece
+        else:
+            parties.append(piece)
+    return [n for n in map(_clean_party, parties) if n and any(c.isalpha() for c in n)]
 
 
 def _kind(name: str) -> Literal["person", "organization"]:
+    if _RANK.match(name):  # "LT. BRIAN GARRITY", "DR. …": a rank or title opens a person's name
+        return "person"
     if _ORG_WORDS.search(name) or "&" in name or re.search(r"\bof\b", name, re.I):
         return "organization"
     return "person"
 
 
-def _sides_from_lines(cells: list[_Cell]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]] | None:
-    """(plaintiff block, defendant block) as (text, start) runs of left-column lines, or None."""
+def _sides_from_lines(cells: list[_Cell]) -> tuple[list[_Cell], list[_Cell]] | None:
+    """(plaintiff block, defendant block) as runs of caption lines, or None."""
     labels = [(i, _SIDE_LABEL.match(c.text)) for i, c in enumerate(cells)]
     labels = [(i, m.group("label").lower()) for i, m in labels if m]
     versus = next((i for i, c in enumerate(cells) if _VERSUS.match(c.text)), None)
@@ -187,9 +207,9 @@ def _sides_from_lines(cells: list[_Cell]) -> tuple[list[tuple[str, int]], list[t
         if _COURT.search(cells[i].text) or re.search(r"\b(?:DISTRICT|DIVISION)\s+OF\b", cells[i].text) and not cells[i].text.strip().endswith(","):
             start = i + 1
             break
-    plaintiffs = [(c.text, c.start) for c in cells[start:first_p]]
+    plaintiffs = cells[start:first_p]
     lo = (versus + 1) if versus is not None and first_p < versus < first_d else first_p + 1
-    defendants = [(c.text, c.start) for c in cells[lo:first_d]]
+    defendants = cells[lo:first_d]
     return plaintiffs, defendants
 
 
@@ -242,10 +262,9 @@ def read_caption(text: str, caption_end: int | None = None, body: str | None = N
     if sides is not None:
         blocks = {"plaintiff": sides[0], "defendant": sides[1]}
         for side, lines in blocks.items():
-            block = "\n".join(t for t, _ in lines)
-            lo = lines[0][1] if lines else 0
-            hi = (lines[-1][1] + len(lines[-1][0])) if lines else 0
-            for name in _split_parties(block):
+            lo = lines[0].start if lines else 0
+            hi = (lines[-1].start + len(lines[-1].text)) if lines else 0
+            for name in _split_parties(lines):
                 span = _span_of(text, name, lo, hi + 1)
                 if span is None:
                     cap.notes.append(f"caption: party {name!r} not located in the text")

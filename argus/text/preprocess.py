@@ -12,9 +12,12 @@ Pipeline: lines are classified (page furniture, blank, heading, paragraph text),
 form in any layout (``heading_strength``: capitals, Title Case, numbered, letter-spaced, with a
 colon or an underline, standing alone); headings are mapped to section kinds (``heading_kind``: the
 FACTS narrative and its lettered sub-headings, jurisdiction, parties, exhaustion, counts, prayer,
-jury demand / signature); the caption ends at its title, the first numbered paragraph, the preamble
-or the first recognized heading; body text under no recognized heading stands in section
-``unknown``; paragraph text is joined and de-hyphenated; a sentence segmenter splits each paragraph.
+jury demand / signature); a heading that names no kind is a sub-heading of the section before it
+unless its sentences say otherwise (``settled_kind``: a count that opens by incorporating what
+precedes it, a lettered narrative right after the exhaustion); the caption ends at its title, the
+first numbered paragraph, the preamble or the first recognized heading; body text under no
+recognized heading stands in section ``unknown``; paragraph text is joined and de-hyphenated; a
+sentence segmenter splits each paragraph.
 """
 
 from __future__ import annotations
@@ -39,12 +42,16 @@ _PARA_NUMBER = re.compile(r"^(\s*)(\d{1,4})\.(\s+|$)")
 
 # Heading keywords → section kind. Checked in order; the first match wins.
 _HEADING_RULES: list[tuple[SectionKind, re.Pattern]] = [
-    ("count", re.compile(r"\b(COUNT\s+[IVXLC\d]+|CAUSE\s+OF\s+ACTION|CLAIM\s+FOR\s+RELIEF)\b", re.I)),
-    ("prayer", re.compile(r"\b(PRAYER|WHEREFORE|RELIEF\s+REQUESTED|REQUEST\s+FOR\s+RELIEF|DEMAND\s+FOR\s+RELIEF)\b", re.I)),
+    # a pro se complaint numbers its counts in words ("CLAIM ONE: ...", "Claim 2 - ...")
+    ("count", re.compile(r"\b((?:COUNT|CLAIM)\s+(?:[IVXLC\d]+|ONE|TWO|THREE|FOUR|FIVE|SIX|SEVEN|EIGHT|NINE|TEN)|"
+                         r"CAUSE\s+OF\s+ACTION|CLAIMS?\s+FOR\s+RELIEF)\b", re.I)),
+    # ... and asks for relief in plain words ("VII. RELIEF", "WHAT PLAINTIFF ASKS THE COURT TO DO")
+    ("prayer", re.compile(r"\b(PRAYER|WHEREFORE|RELIEF\s+REQUESTED|REQUEST\s+FOR\s+RELIEF|DEMAND\s+FOR\s+RELIEF)\b|"
+                          r"^(?:RELIEF(?:\s+SOUGHT)?|WHAT\b.*\b(?:ASKS?|ASKING|WANTS?|SEEKS?)\b.*)$", re.I)),
     ("other", re.compile(r"\b(JURY\s+(TRIAL\s+)?DEMAND|DEMAND\s+FOR\s+(A\s+)?JURY|SIGNATURE|VERIFICATION|CERTIFICATE\s+OF\s+SERVICE|EXHIBITS?)\b", re.I)),
     ("facts", re.compile(r"\b(FACTS|FACTUAL|STATEMENT\s+OF\s+(THE\s+)?CLAIMS?|ALLEGATIONS\s+COMMON|SUBSTANTIVE\s+ALLEGATIONS)\b", re.I)),
     ("jurisdiction", re.compile(r"\b(JURISDICTION|VENUE)\b", re.I)),
-    ("procedural", re.compile(r"\b(ADMINISTRATIVE|EXHAUSTION|PROCEDURAL\s+(HISTORY|REQUIREMENTS|PREREQUISITES)|PREREQUISITES|CONDITIONS?\s+PRECEDENT|EEOC|CHARGE\s+OF\s+DISCRIMINATION|CLASS\s+(ACTION\s+)?ALLEGATIONS)\b", re.I)),
+    ("procedural", re.compile(r"\b(ADMINISTRATIVE|EXHAUSTION|PROCEDURAL\s+(HISTORY|REQUIREMENTS|PREREQUISITES)|PREREQUISITES|CONDITIONS?\s+PRECEDENT|EEOC|CHARGE\s+OF\s+DISCRIMINATION|CLASS\s+(ACTION\s+)?ALLEGATIONS|TIMELINESS)\b", re.I)),
     ("parties", re.compile(r"\bPARTIES\b", re.I)),
     ("intro", re.compile(r"\b(NATURE\s+OF\s+(THE\s+)?(ACTION|CASE|CLAIMS?)|INTRODUCTION|PRELIMINARY\s+STATEMENT|SUMMARY\s+OF\s+(THE\s+)?(ACTION|CLAIMS?|CASE)|OVERVIEW)\b", re.I)),
 ]
@@ -152,6 +159,7 @@ _ABBREV = (
     r"Mr|Mrs|Ms|Dr|Jr|Sr|St|No|Nos|Inc|Corp|Co|Ltd|LLC|L\.L\.C|P\.C|U\.S|U\.S\.C|C\.F\.R|Gen|Stat|Ann|Admin|Code"
     r"|Cir|Ct|Supp|App|Cal|N\.Y|Pa|Ky|R\.I|v|vs|e\.g|i\.e|et\s+seq|etc|approx|Dept|Dep't|Assn|Ave|Blvd|Rd|Ste|Jan|Feb|Mar"
     r"|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Ex|Exh|Par|para|p|pp|§"
+    r"|Sgt|Lt|Lieut|Det|Capt|Cpl|Ofc|Insp|Supt|Dep|Cmdr|Col|Maj|Hon|Prof"
 )
 _RULE_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREV_END = re.compile(rf"(?:\b(?:{_ABBREV})|\b[A-Z])\.[\"'”’)\]]*$")
@@ -176,6 +184,8 @@ _MISSED_BOUNDARY = re.compile(r"(?<=[.!?])([\"”’)\]]*)\s+(?=[\"“(]?[A-Z])"
 _CODE_ABBREV_END = re.compile(r"\b(?:Exec|Civ|Lab|Prac|Proc|Rev|Educ|Emp|Bus|Gov|Admin|Gen|Stat|Ann|Pub|Cons|Mun|Regs?|Ins|Fin|Jud|Penal|Code)\.$")
 _CODE_CONTINUATION = re.compile(r"\s*(?:Law|Laws|Code|Stat|Ann|Prac|Proc|Reg|§|\d)")
 _INITIAL_AFTER_REFERENCE = re.compile(r"\b(?:Exhibits?|Appendix|Attachment|and|Tab)\s+[A-Z]\.$")
+# a title or rank always stands before a name ("Sgt. Mulqueen", "Det. Quintanilla", "Dep. Warden Brannigan")
+_TITLE_END = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Sgt|Lt|Lieut|Det|Capt|Cpl|Ofc|Insp|Supt|Dep|Cmdr|Col|Maj|Hon|Prof)\.$")
 
 
 def _unbalanced_quote(s: str) -> bool:
@@ -185,10 +195,11 @@ def _unbalanced_quote(s: str) -> bool:
 def segment_legal(text: str) -> list[tuple[int, int]]:
     """nupunkt, repaired for pleadings.
 
-    Two repairs, each measured on the annotated complaints: (1) a quotation that runs over several
+    Three repairs, each measured on the annotated complaints: (1) a quotation that runs over several
     sentences stays one sentence ("He said, \"Stop. Now.\""), (2) a boundary after a reference
     letter ("attached as Exhibit B. Ms. Ashworth ...") or after a closing parenthesis/quote that
-    nupunkt missed is split when the left part ends like a sentence.
+    nupunkt missed is split when the left part ends like a sentence, (3) a title or rank is never
+    a sentence's end ("Det. Quintanilla", "Sgt. Harkins": the complaints of police and prison officers).
     """
     spans = segment_nupunkt(text)
     split: list[tuple[int, int]] = []
@@ -208,6 +219,7 @@ def segment_legal(text: str) -> list[tuple[int, int]]:
         if merged and (
             _unbalanced_quote(text[merged[-1][0] : merged[-1][1]])
             or (_CODE_ABBREV_END.search(text[merged[-1][0] : merged[-1][1]]) and _CODE_CONTINUATION.match(text, a))
+            or (_TITLE_END.search(text[merged[-1][0] : merged[-1][1]].rstrip()) and text[a].isupper())
         ):
             merged[-1] = (merged[-1][0], b)
         else:
@@ -265,6 +277,7 @@ _COLUMN_LINE = re.compile(r"\s{2,}[)§|]\s|\s{2,}[)§|]$")  # a caption's column
 _NOT_HEADING = re.compile(r"^(?:Dated?|Respectfully|By|/s/|s/|Tel(?:ephone)?|Phone|Fax|E-?mail|Attorneys?\s+for|"
                           r"Counsel\s+for|Of\s+Counsel|cc|Re|From|To|Subject|Sent|Signed|Sincerely)\b", re.I)
 _WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+_ET_SEQ_END = re.compile(r"\bet\s+seq\.$", re.I)
 
 
 def _title_case(s: str, strict: bool = False) -> bool:
@@ -301,9 +314,11 @@ def heading_strength(line: str, continuation: bool = False) -> int:
     arabic = bool(m and (m.group("n") or "").isdigit())
     if len(letters) >= 3 and sum(map(str.isupper, letters)) >= 0.85 * len(letters):  # capitals
         return 0 if s.endswith((",", ";")) or (arabic and len(s) > 120) else 2
-    if s.endswith((".", ";", ",", "!", "?")) or len(_WORD.findall(rest)) > 24:
+    # a sentence ends so, not a count heading's statute ("Count I: ... 43 P.S. § 1421 et seq.")
+    if (s.endswith((".", ";", ",", "!", "?")) and not _ET_SEQ_END.search(s)) or len(_WORD.findall(rest)) > 24:
         return 0
-    if s[-1].isdigit() and heading_kind(s, None) is None:  # an address, a date, a telephone number
+    # an address, a date, a telephone number; not a lettered heading ("D. The Noose in Truck 14")
+    if s[-1].isdigit() and heading_kind(s, None) is None and not (m and not arabic):
         return 0
     first = _WORD.search(rest)
     # "12." numbers paragraphs: it numbers a heading only in full Title Case ("4. Factual Allegations")
@@ -365,12 +380,52 @@ def _repair_split_words(h: str) -> str:
     words = h.split(" ")
     out: list[str] = []
     for w in words:
-        if out and out[-1].isalpha() and w.isalpha() and (out[-1] + w).lower() in _HEADING_WORDS \
-                and not (out[-1].lower() in _HEADING_WORDS and w.lower() in _HEADING_WORDS):
+        core = w.rstrip(".:,;")  # the second piece may carry the heading's punctuation ("FAC TS: A. ...")
+        if out and out[-1].isalpha() and core.isalpha() and (out[-1] + core).lower() in _HEADING_WORDS \
+                and not (out[-1].lower() in _HEADING_WORDS and core.lower() in _HEADING_WORDS):
             out[-1] += w
         else:
             out.append(w)
     return " ".join(out)
+
+
+# A count opens by incorporating what precedes it, in a lawyer's or in plain words ("Plaintiff repeats and
+# realleges each allegation above", "incorporates paragraphs 1 through 30", "repeats everything written above").
+_INCORPORATION = re.compile(r"^[^.]{0,80}?\b(?:repeats?|re-?alleges?|incorporates?|restates?|adopts?|re-?avers?|reasserts?)\b"
+                            r"[^.]{0,100}?\b(?:above|foregoing|preceding|paragraphs?\s+\d+|by\s+reference)\b", re.I)
+# What a sub-heading of the narrative names: someone's story (a possessive), work, an event, a date.
+_STORY_HEADING = re.compile(
+    r"\w['’]s?(?:\s|$)|\b(?:employ\w*|hir(?:e|es|ed|ing)|years?|tenure|career|job|work\w*|harass\w*|complain\w*|"
+    r"terminat\w*|fir(?:es|ed|ing)|discharg\w*|retaliat\w*|promot\w*|demot\w*|disciplin\w*|leave|accommodat\w*|"
+    r"begins?|began|arriv\w*|escalat\w*|incidents?|(?:19|20)\d\d|January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b", re.I)
+# What the parts before the narrative say: the charge and its notice, statutes, residence, corporate form.
+_PLEADING_SENTENCE = re.compile(
+    r"\bcharge\s+(?:of|with|no\b|number)|\b(?:filed|file|filing)\s+(?:a|an|her|his|their|the|this)\s+(?:[\w-]+\s+){0,3}"
+    r"charge\b|\b(?:EEOC|right[- ]to[- ]sue|exhaust\w*|administrative\w*|timely|jurisdiction|venue|U\.S\.C|resides?|"
+    r"resident|citizen|principal\s+place\s+of\s+business|corporation|organized\s+under|within\s+the\s+meaning|"
+    r"at\s+all\s+(?:relevant|material)\s+times|this\s+action|prerequisites?|conditions?\s+precedent)\b|§", re.I)
+
+
+def settled_kind(heading: str, inherited: SectionKind, sentences: list[str]) -> SectionKind:
+    """The kind of a section whose heading names none, read off its heading's words and its sentences.
+
+    Such a section inherits the kind of the one before it, as a sub-heading does, except (1) where its
+    first sentence incorporates what precedes it: counts open that way, whatever their heading says;
+    (2) where a lettered sub-heading comes after the intro, jurisdiction, parties or exhaustion and
+    both its words (someone's story, work, an event, a date: "A. Plaintiff's Employment at Acme") and
+    its sentences (fewer than a third read like a charge, a statute or a party's residence) tell the
+    narrative: complaints that give the FACTS no heading of their own start it that way.
+    """
+    if not sentences:
+        return inherited
+    if inherited != "count" and _INCORPORATION.search(sentences[0]):
+        return "count"
+    if inherited in ("intro", "jurisdiction", "parties", "procedural") and _LETTER.match(heading.strip()) \
+            and _STORY_HEADING.search(_NUMERAL.sub("", heading.strip(), count=1)) \
+            and 3 * sum(bool(_PLEADING_SENTENCE.search(s)) for s in sentences) < len(sentences):
+        return "facts"
+    return inherited
 
 
 # ----------------------------------------------------------------------------- blocks
@@ -556,6 +611,18 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
     current_heading = ""
     sec_start = 0
     saw_heading = False
+    inherited_from: int | None = None  # the first sentence of the open section when its heading named no kind
+
+    def settle():
+        """Give the open section whose heading named no kind the kind its words and sentences say."""
+        nonlocal current
+        if inherited_from is None:
+            return
+        kind = settled_kind(current_heading, current, [s.text for s in sentences[inherited_from:]])
+        if kind != current:
+            sections[-1].kind = current = kind
+            for s in sentences[inherited_from:]:
+                s.section = kind
 
     def open_section(kind: SectionKind, heading: str, start: int):
         nonlocal current, current_heading, sec_start
@@ -571,10 +638,13 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         if k < first_body:
             continue
         if b.kind == "heading":
-            # Unrecognized: a sub-heading of the current section (e.g. "A. The Harassment Begins").
-            kind = heading_kind(b.heading, current) or current
+            settle()
+            # Unrecognized: a sub-heading of the current section (e.g. "A. The Harassment Begins"), unless
+            # its sentences say otherwise (``settled_kind``).
+            named = heading_kind(b.heading, current)
             saw_heading = True
-            open_section(kind, b.heading, b.span[0])
+            open_section(named or current, b.heading, b.span[0])
+            inherited_from = None if named else len(sentences)
             continue
         if not sections or sections[-1].kind == "caption":  # body text before any heading
             open_section(current, current_heading, b.span[0])
@@ -601,6 +671,7 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
                     paragraph=para.number,
                 )
             )
+    settle()
 
     if raw.metadata.get("pages") or "\f" in text:  # a paged source: each sentence's page, for citing the filing
         starts = page_starts(text)

@@ -60,4 +60,29 @@ def fit_part(folders: list[Path], heads) -> dict | None:
     return {"temporal": fit_temporal(graphs).to_json(), "causal": fit_causal(graphs).to_json()}
 
 
-__all__ = ["fit_causal", "fit_part", "fit_temporal", "type_pair_rates"]
+def edges_on_gold(pipe, gold) -> dict[str, float]:
+    """The edges the design draws when it is given the gold events of ``gold`` (a ``GoldDocument``), scored
+    against the gold edges: what the edge sieves (dates, cues, the pair heads of ``pipe``'s heads file) are
+    worth apart from finding the events. The same function draws them as in a document
+    (``argus.designs.sentence.design.document_edges``), on the gold events and sentences, each sentence read
+    by ``pipe``'s heads. Returns temporal and causal F1 (precision, recall) and the gold edge counts."""
+    from argus.designs.sentence.design import document_edges
+    from argus.graph.schema import DocEvent, DocumentGraph
+    from metrics.gold.edges import score_edges
+    from metrics.gold.views import graph_view
+
+    graph = DocumentGraph(events=[DocEvent(**e.model_dump()) for e in gold.graph.events])
+    cited = [s for s in gold.sentences if any(s.id in e.evidence for e in gold.graph.events)]
+    readings = dict(zip([s.id for s in cited], pipe.event_heads.read([s.text for s in cited])))
+    document_edges(pipe, gold, graph, [], readings)
+    pred, want = graph_view(graph), graph_view(gold.graph)
+    same = {e.id: e.id for e in gold.graph.events}
+    out: dict[str, float] = {}
+    for kind in ("temporal", "causal"):
+        got, _, _, _ = score_edges(getattr(pred, f"{kind}_edges"), getattr(want, f"{kind}_edges"), same, kind, agnostic=False)
+        out.update({f"{kind}_f1": got.f1, f"{kind}_precision": got.precision, f"{kind}_recall": got.recall,
+                    f"{kind}_gold": len(getattr(want, f"{kind}_edges"))})
+    return out
+
+
+__all__ = ["edges_on_gold", "fit_causal", "fit_part", "fit_temporal", "type_pair_rates"]

@@ -138,14 +138,46 @@ def _trigger_hits(model, f: _Features, idx: list[int]) -> tuple[int, int]:
     return hits, n
 
 
-def _folds(n_docs: int, k: int) -> list[tuple[list[int], list[int]]]:
+def _folds(n_docs: int, k: int, doc_ids: list[str] | None = None) -> list[tuple[list[int], list[int]]]:
+    """k folds over ``n_docs`` complaints (training and test indices). With ``doc_ids``, every writing style
+    (``style_of``) is dealt over the folds in turn, so that each fold holds its share of each style and no
+    style is tested only on a model that never saw it; without, complaint i goes to fold i mod k."""
     k = max(2, min(k, n_docs))
-    return [([i for i in range(n_docs) if i % k != j], [i for i in range(n_docs) if i % k == j]) for j in range(k)]
+    order = list(range(n_docs))
+    if doc_ids is not None:
+        styles = style_of(doc_ids)
+        order.sort(key=lambda i: (styles[i], doc_ids[i]))
+    fold = {i: pos % k for pos, i in enumerate(order)}
+    return [([i for i in range(n_docs) if fold[i] != j], [i for i in range(n_docs) if fold[i] == j]) for j in range(k)]
+
+
+def style_sample(idx: list[int], doc_ids: list[str], n: int | None) -> list[int]:
+    """The first ``n`` of ``idx`` (all where ``n`` is None or not smaller) taken from the writing styles in
+    turn, so that a smaller training set still holds every style it can; a smaller sample is part of every
+    larger one (a learning curve's training sets are nested)."""
+    if n is None or n >= len(idx):
+        return list(idx)
+    styles = style_of([doc_ids[i] for i in idx])
+    by: dict[str, list[int]] = {}
+    for i, st in sorted(zip(idx, styles), key=lambda p: (p[1], doc_ids[p[0]])):
+        by.setdefault(st, []).append(i)
+    dealt = [i for k in range(max(len(v) for v in by.values())) for st in sorted(by) if k < len(by[st])
+             for i in [by[st][k]]]
+    return sorted(dealt[:n])
+
+
+def style_of(doc_ids: list[str]) -> list[str]:
+    """The writing style of each complaint (``argus.paths.complaint_styles``); one the data does not name
+    has the style "unnamed"."""
+    from argus.paths import complaint_styles
+
+    known = complaint_styles()
+    return [known.get(d, "unnamed") for d in doc_ids]
 
 
 def _choose(f: _Features, idx: list[int], k: int = 4) -> tuple[float, float]:
     """(C of the type head, C of the trigger head) by grouped cross-validation inside ``idx``."""
-    folds = [([idx[i] for i in tr], [idx[i] for i in te]) for tr, te in _folds(len(idx), k)]
+    folds = [([idx[i] for i in tr], [idx[i] for i in te]) for tr, te in _folds(len(idx), k, [f.docs[i].doc_id for i in idx])]
     best_t, best_tc = -1.0, C_TYPE[0]
     for c in C_TYPE:
         ok = n = 0
@@ -309,12 +341,17 @@ class HeadsCV:
                 "trigger_top1": round(self.trigger_top1, 4), "per_document": self.per_document}
 
 
-def cross_validate(docs: list[LabeledSentences], k: int = 6, encoder: str = "embedded") -> HeadsCV:
-    """k folds over complaints; C chosen inside each fold; the fitted heads per held-out complaint."""
+def cross_validate(docs: list[LabeledSentences], k: int = 6, encoder: str = "embedded",
+                   train_size: int | None = None) -> HeadsCV:
+    """k folds over complaints, each style dealt over the folds (``_folds``); C chosen inside each fold; the
+    fitted heads per held-out complaint. ``train_size``: each fold trains on that many of its training
+    complaints (``style_sample``), tested on the same folds (a learning curve's point)."""
     f = _Features.of(docs, encoder)
     ok = n = ok_ev = n_ev = hits = n_trig = 0
     rows, heads = [], {}
-    for tr, te in _folds(len(docs), k):
+    ids = [d.doc_id for d in docs]
+    for tr, te in _folds(len(docs), k, ids):
+        tr = style_sample(tr, ids, train_size)
         c_type, c_trigger = _choose(f, tr)
         h = _fit(f, tr, encoder, c_type, c_trigger, {"fold_train": [docs[i].doc_id for i in tr]})
         for i in te:
@@ -340,4 +377,4 @@ def cross_validate(docs: list[LabeledSentences], k: int = 6, encoder: str = "emb
 
 __all__ = ["C_TRIGGER", "C_TYPE", "CROSS_FIT", "HeadsCV", "LabeledSentences", "MEASURED", "PARTS", "annotated_folders",
            "cross_validate", "fit_parts", "inner_heads", "labeled_complaints", "parts_before", "record_measurement",
-           "retrain_parts", "train_event_heads"]
+           "retrain_parts", "style_of", "style_sample", "train_event_heads"]

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -281,24 +282,56 @@ def extract(pipe: Pipeline, source: RawDocument | str | Path, ledger: CostLedger
                         theme=f"sentences {ids[i]}–{ids[min(i + cfg.batch_size, len(ids)) - 1]}")
                   for k, i in enumerate(range(0, len(ids), cfg.batch_size))]
         with run.timed("extraction"):
-            entities = pipe.sentence_entities(doc)
+            entities = optional_step(run, "entities", [], lambda: pipe.sentence_entities(doc))
             readings = dict(zip(ids, pipe.event_heads.read([s.text for s in facts])))
             times = sentence_times(pipe, doc)
             minigraphs = pipe.in_parallel(lambda ch: extract_batch(pipe, doc, ch, run, entities, readings, times), chunks)
-            chunks, minigraphs = with_parties(doc, entities, chunks, minigraphs)  # parties no fact sentence names
+            # parties no fact sentence names
+            chunks, minigraphs = optional_step(run, "parties", (chunks, minigraphs),
+                                               lambda: with_parties(doc, entities, chunks, minigraphs))
         with run.timed("merge"):
             graph, log = pipe.merge(doc, minigraphs, run) if asks_resolver(pipe) else merge_minigraphs(minigraphs)
             if cfg.edge_heads:
-                graph = join_occurrences(pipe, doc, graph, log, readings)
-            if cfg.date_edges:
-                add_date_edges(graph, date_edges([DatedEvent(e.id, e.time.value or "", tuple(e.evidence))
-                                                  for e in graph.events if e.time.kind == "explicit"]), log)
-            if cfg.edge_heads:
-                head_edges(pipe, doc, graph, log, readings, run)
+                graph = optional_step(run, "occurrences", graph, lambda: join_occurrences(pipe, doc, graph, log, readings))
+            document_edges(pipe, doc, graph, log, readings, run)
             graph, rejected = pipe.ground(doc, graph, chunks, stage="sentence")
         if not facts:
             run.warnings.append("no fact sentences in the narrative: the graph is empty")
         return assemble(pipe.config, doc, run, "sentence", chunks, minigraphs, graph, log, rejected)
+
+
+def document_edges(pipe: Pipeline, doc, graph, log: list, readings: dict | None = None, run: DocumentRun | None = None
+                   ) -> None:
+    """The document's temporal and causal edges, added to ``graph`` (its events merged): BEFORE / SAME_TIME
+    in date order where ``sentence.date_edges``, then the pair heads' edges where ``sentence.edge_heads``
+    (``head_edges``). ``doc`` needs only ``sentences`` (id, text): the edges on gold events
+    (``argus.training.edges.edges_on_gold``) are drawn by this same function."""
+    cfg = pipe.config.sentence
+    if cfg.date_edges:
+        optional_step(run, "date edges", None, lambda: add_date_edges(graph, date_edges(
+            [DatedEvent(e.id, e.time.value or "", tuple(e.evidence)) for e in graph.events
+             if e.time.kind == "explicit"]), log))
+    if cfg.edge_heads:
+        optional_step(run, "edges", None, lambda: head_edges(pipe, doc, graph, log, readings, run))
+
+
+def optional_step(run: DocumentRun | None, name: str, fallback, step):
+    """``step()``, or ``fallback`` with a warning naming the step where it raises an unexpected error: the
+    entity list, the parties, same-occurrence joining and the edges each enrich a graph that stands without
+    them, so one odd text that trips one of them costs that part, never the document. A provider's fault
+    (the model is down, out of quota) still stops the run, as everywhere."""
+    try:
+        return step()
+    except ProviderFault:
+        raise
+    except Exception as exc:  # noqa: BLE001 — any error of an optional step, reported and left out
+        log = logging.getLogger("argus")
+        log.warning("%s: the %s step failed (%s: %s); the graph is written without it",
+                    run.doc_id if run else "a graph", name, type(exc).__name__, exc)
+        log.debug("the %s step's error", name, exc_info=True)
+        if run is not None:
+            run.warnings.append(f"the {name} step failed ({type(exc).__name__}: {exc}); the graph is written without it")
+        return fallback
 
 
 def suggestions(readings: dict[str, object], ids: list[str], n: int = 3) -> str:

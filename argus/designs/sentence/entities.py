@@ -714,6 +714,8 @@ def _joins(keys: list[frozenset[str]], home: EntityCandidate) -> bool:
     name joins one whose name or aliases it contains or is contained in, unless both are full
     names that differ ("Carol Marchetti" is not "Jessica L. Marchetti")."""
     hkeys = home.keys()
+    if not keys or not hkeys:  # a name of stop words only ("Plaintiff") holds no name word to join on
+        return False
     own = keys[0]
     if len(own) == 1:
         return any(own <= hk for hk in hkeys)
