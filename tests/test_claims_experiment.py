@@ -20,7 +20,7 @@ from argus.experiments.claims import (
     write_tables,
 )
 from argus.experiments.gnn import MeanNeighbourConv, build_graph
-from tests.conftest import needs_data
+from tests.conftest import _split_dirs, needs_data
 
 SMALL_EKG = {
     "entities": [
@@ -203,5 +203,6 @@ def test_real_data_run_with_embedded_encoder():
     df = run_claims(seeds=[0], epochs=2)
     assert len(df) == 3
     assert df["micro_f1_mean"].between(0, 1).all()
-    assert (df["n_train"] == 12).all() and (df["n_test"] == 6).all()
-    assert "18 annotated documents" in df.attrs["caption"]
+    n_train, n_test = len(_split_dirs("train")), len(_split_dirs("dev"))
+    assert (df["n_train"] == n_train).all() and (df["n_test"] == n_test).all()
+    assert f"{n_train + n_test} annotated documents" in df.attrs["caption"]

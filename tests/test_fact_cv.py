@@ -11,7 +11,7 @@ import pytest
 from argus.config import ArgusConfig
 from argus.gate.fact_eval import cross_validate, expected_calibration_error, labeled_documents, tau_curve
 from argus.pipeline import ArgusPipeline
-from tests.conftest import needs_data
+from tests.conftest import _split_dirs, needs_data
 
 
 def test_expected_calibration_error_on_known_values():
@@ -71,7 +71,8 @@ def test_the_gate_calls_a_fallback_only_where_it_was_measured_to_help(tmp_path, 
 @needs_data
 def test_cross_validation_over_complaints_on_the_dev_split():
     docs = labeled_documents(["dev"])
-    assert len(docs) == 6 and all(len(d.labels) == len(d.features) for d in docs)
+    assert len(docs) == len(_split_dirs("dev")) and all(len(d.labels) == len(d.features) for d in docs)
+    docs = docs[:6]  # six of them, one held out per fold: the suite's time stays flat as the corpus grows
     cv = cross_validate(docs)
     table = cv.per_document
     assert list(table["complaint"]) == [d.doc_id for d in docs]
