@@ -202,6 +202,9 @@ class SentenceConfig(_Strict):
                     "engine, where it was measured to lower temporal F1 below the date order alone at about 30 s per "
                     "batch (README)")
     date_edges: bool = Field(default=True, description="BEFORE / SAME_TIME edges between events with explicit dates")
+    cue_edges: bool = Field(default=True, description="Causal edges to the causes an effect's sentence names after a "
+                                                      "causal connective ('in retaliation for her complaint'), beside "
+                                                      "the causal head's")
     edge_heads: bool = Field(default=True, description="Temporal and causal edges drawn by the heads file's pair heads "
                                                        "(argus.designs.sentence.temporal / causal), where it has them")
     resolver: bool = Field(default=False, description="Cross-batch candidate pairs (merge.top_k, min_similarity, max_pairs) "

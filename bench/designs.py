@@ -63,6 +63,8 @@ def row_config(row: str) -> tuple[str, dict]:
             o["sentence.stage2"] = True
         if "+nodates" in name:
             o["sentence.date_edges"] = False
+        if "+nocues" in name:
+            o["sentence.cue_edges"] = False
         return "sentence", o
     if name in ("chunked", "oneshot"):
         return name, o

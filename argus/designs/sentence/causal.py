@@ -206,11 +206,11 @@ def cue_edges(events: list[PairEvent]) -> list[tuple[str, str, str, float]]:
     return list(dict.fromkeys(out))
 
 
-def edges(head: PairHead, events: list[PairEvent], ask=None) -> list[tuple[str, str, str, float]]:
-    """(cause, effect, relation, probability): the causes the effects' sentences name (``cue_edges``),
-    and for each effect its most probable cause where the head draws one (a pair the cues link keeps
-    the cues' relation)."""
-    named = cue_edges(events)
+def edges(head: PairHead, events: list[PairEvent], ask=None, cues: bool = True) -> list[tuple[str, str, str, float]]:
+    """(cause, effect, relation, probability): the causes the effects' sentences name (``cue_edges``, where
+    ``cues``), and for each effect its most probable cause where the head draws one (a pair the cues link
+    keeps the cues' relation)."""
+    named = cue_edges(events) if cues else []
     done = {(s, t) for s, t, _, _ in named}
     pairs = candidates(events)
     if not pairs:

@@ -383,8 +383,12 @@ def drawn_edges(pipe: Pipeline, doc: Document, events: list, readings: dict | No
     warn_once(why)
     ask = PairAsker(pipe, run, tau, issues) if mode == "model" else None
     read = _pair_events(doc, events, readings)
-    return {kind: module.edges(PairHead.from_json(part[kind]), read, ask)
-            for kind, module in (("temporal", temporal), ("causal", causal)) if part.get(kind)}
+    out = {}
+    if part.get("temporal"):
+        out["temporal"] = temporal.edges(PairHead.from_json(part["temporal"]), read, ask)
+    if part.get("causal"):
+        out["causal"] = causal.edges(PairHead.from_json(part["causal"]), read, ask, cues=pipe.config.sentence.cue_edges)
+    return out
 
 
 def head_edges(pipe: Pipeline, doc: Document, graph, log: list, readings: dict | None = None,
