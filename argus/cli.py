@@ -390,6 +390,8 @@ def train_facts(
     finetune: bool = typer.Option(False, "--finetune", help="fine-tune the encoder end to end instead of a head"),
     epochs: int = typer.Option(3, "--epochs"),
     limit: int = typer.Option(0, "--limit", help="use only the first N training sentences (smoke runs)"),
+    folds: int = typer.Option(0, "--folds", min=0, help="with --report / --fallback-report: folds over complaints, "
+                                                         "each style dealt over them (0: leave one complaint out)"),
 ):
     """Train the Fact/Non-Fact sentence classifier on the annotated complaints.
 
@@ -401,7 +403,7 @@ def train_facts(
 
     try:
         if features == "context" and not finetune:
-            _train_context_facts(out, encoder, splits.split(","), report, fallback_report)
+            _train_context_facts(out, encoder, splits.split(","), report, fallback_report, folds or None)
             return
         if features != "sentence" and not finetune:
             raise typer.BadParameter("--features must be context or sentence")
@@ -511,7 +513,8 @@ def _fallback_fn(model: str, docs):
     return ask
 
 
-def _train_context_facts(out: Path, encoder: str, splits: list[str], report: bool, fallback_models: list[str]) -> None:
+def _train_context_facts(out: Path, encoder: str, splits: list[str], report: bool, fallback_models: list[str],
+                         folds: int | None = None) -> None:
     from rich.console import Console
 
     from argus.gate.fact_eval import cross_validate, fallback_report, labeled_documents, reliability_plot, tau_curve, train_context_head
@@ -522,21 +525,22 @@ def _train_context_facts(out: Path, encoder: str, splits: list[str], report: boo
     encode_s = time.perf_counter() - t0
     cv = None
     if report or fallback_models:
-        cv = cross_validate(docs, encoder=encoder)
+        cv = cross_validate(docs, encoder=encoder, folds=folds)
     t1 = time.perf_counter()
     head = train_context_head(docs, encoder=encoder)
     train_s = time.perf_counter() - t1
     head.meta.update({"trained_on": [f"us_complaints/{s}" for s in splits], "train_seconds": round(train_s, 1)})
     if cv is not None:
         head.meta["cross_validation"] = {
-            "scheme": f"leave-one-complaint-out over {len(docs)} complaints; C and calibration chosen inside each fold",
+            "scheme": (f"{folds} folds over {len(docs)} complaints, each style dealt over them" if folds else
+                       f"leave-one-complaint-out over {len(docs)} complaints") + "; C and calibration chosen inside each fold",
             "pooled": {k: round(v, 4) for k, v in cv.pooled.items()},
             "mean_fact_f1": round(cv.mean_f1, 4), "ci95": [round(v, 4) for v in cv.ci95],
             "ece": round(cv.ece, 4), "ece_uncalibrated": round(cv.ece_uncalibrated, 4),
             "no_sections_mean_fact_f1": round(float(cv.per_document["no_sections_fact_f1"].mean()), 4),
         }
     if report and cv is not None:
-        console.print(f"[bold]Leave-one-complaint-out[/bold] ({len(docs)} complaints, {sum(len(d.labels) for d in docs)} sentences; "
+        console.print(f"[bold]{f'{folds} folds' if folds else 'Leave-one-complaint-out'}[/bold] ({len(docs)} complaints, {sum(len(d.labels) for d in docs)} sentences; "
                       f"features and encoding {encode_s:.0f} s, folds {cv.seconds:.0f} s)")
         typer.echo(cv.per_document.to_markdown(index=False, floatfmt=".3f"))
         console.print(f"pooled Fact P {cv.pooled['precision']:.3f} R {cv.pooled['recall']:.3f} F1 {cv.pooled['f1']:.3f}; "

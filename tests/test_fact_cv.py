@@ -83,3 +83,13 @@ def test_cross_validation_over_complaints_on_the_dev_split():
     curve = tau_curve(docs, cv.probs)
     assert curve["share_sent"].is_monotonic_increasing
     assert (curve["f1_oracle_fallback"] >= curve["f1_classifier"] - 1e-12).all()
+
+
+@needs_data
+def test_cross_validation_in_folds_trains_one_head_a_fold():
+    docs = labeled_documents(["dev"])[:6]
+    cv = cross_validate(docs, folds=3)
+    assert list(cv.per_document["complaint"]) == [d.doc_id for d in docs]
+    assert cv.pooled["n"] == sum(len(d.labels) for d in docs) and cv.pooled["f1"] > 0.85
+    # every complaint was held out by a head that never saw it: two held out per fold
+    assert len({id(v) for v in cv.probs.values()}) == 6 and set(cv.probs) == {d.doc_id for d in docs}

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from argus.training.heads import _folds, style_of, style_sample
+from argus.paths import style_folds as _folds, style_of, style_sample
 from tests.conftest import _split_dirs, needs_data
 
 

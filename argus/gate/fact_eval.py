@@ -194,14 +194,28 @@ class CrossValidation:
     seconds: float = 0.0
 
 
-def cross_validate(docs: list[LabeledDocument], *, encoder: str = "embedded", seed: int = 0) -> CrossValidation:
+def cross_validate(docs: list[LabeledDocument], *, encoder: str = "embedded", seed: int = 0,
+                   folds: int | None = None) -> CrossValidation:
+    """Out-of-fold figures of the context head over complaints: leave one complaint out (``folds`` None), or
+    ``folds`` folds that deal every writing style over them (``argus.paths.style_folds``: one head per
+    fold, so that a large corpus costs ``folds`` trainings, not one per complaint)."""
     import pandas as pd
     from scipy import stats
 
+    from argus.paths import style_folds
+
     t0 = time.perf_counter()
     rows, probs, raw = [], {}, {}
+    if folds is None or folds >= len(docs):
+        held_out = {i: [j for j in range(len(docs)) if j != i] for i in range(len(docs))}
+    else:
+        held_out = {i: tr for tr, te in style_folds(len(docs), folds, [d.doc_id for d in docs]) for i in te}
+    heads: dict[tuple[int, ...], ContextHeadFactClassifier] = {}
     for i, held in enumerate(docs):
-        head = train_context_head([d for j, d in enumerate(docs) if j != i], encoder=encoder, seed=seed)
+        key = tuple(held_out[i])
+        if key not in heads:
+            heads[key] = train_context_head([docs[j] for j in key], encoder=encoder, seed=seed)
+        head = heads[key]
         probs[held.doc_id] = head.predict_features(held.features)
         raw[held.doc_id] = 1.0 / (1.0 + np.exp(-head.decision(held.features)))
         m = fact_metrics(held.labels.tolist(), (probs[held.doc_id] >= 0.5).astype(int).tolist())

@@ -28,6 +28,7 @@ from argus.designs.sentence.triggers import word_features
 from argus.designs.sentence.types import type_features
 from argus.errors import ConfigError
 from argus.graph.schema import EVENT_TYPES
+from argus.paths import style_folds as _folds, style_of, style_sample  # noqa: F401  (the benches read them here)
 from argus.paths import complaints_dir
 from argus.text.words import word_spans
 
@@ -136,43 +137,6 @@ def _trigger_hits(model, f: _Features, idx: list[int]) -> tuple[int, int]:
                 hits += words[int(p.argmax())][0].lower() in heads
                 n += 1
     return hits, n
-
-
-def _folds(n_docs: int, k: int, doc_ids: list[str] | None = None) -> list[tuple[list[int], list[int]]]:
-    """k folds over ``n_docs`` complaints (training and test indices). With ``doc_ids``, every writing style
-    (``style_of``) is dealt over the folds in turn, so that each fold holds its share of each style and no
-    style is tested only on a model that never saw it; without, complaint i goes to fold i mod k."""
-    k = max(2, min(k, n_docs))
-    order = list(range(n_docs))
-    if doc_ids is not None:
-        styles = style_of(doc_ids)
-        order.sort(key=lambda i: (styles[i], doc_ids[i]))
-    fold = {i: pos % k for pos, i in enumerate(order)}
-    return [([i for i in range(n_docs) if fold[i] != j], [i for i in range(n_docs) if fold[i] == j]) for j in range(k)]
-
-
-def style_sample(idx: list[int], doc_ids: list[str], n: int | None) -> list[int]:
-    """The first ``n`` of ``idx`` (all where ``n`` is None or not smaller) taken from the writing styles in
-    turn, so that a smaller training set still holds every style it can; a smaller sample is part of every
-    larger one (a learning curve's training sets are nested)."""
-    if n is None or n >= len(idx):
-        return list(idx)
-    styles = style_of([doc_ids[i] for i in idx])
-    by: dict[str, list[int]] = {}
-    for i, st in sorted(zip(idx, styles), key=lambda p: (p[1], doc_ids[p[0]])):
-        by.setdefault(st, []).append(i)
-    dealt = [i for k in range(max(len(v) for v in by.values())) for st in sorted(by) if k < len(by[st])
-             for i in [by[st][k]]]
-    return sorted(dealt[:n])
-
-
-def style_of(doc_ids: list[str]) -> list[str]:
-    """The writing style of each complaint (``argus.paths.complaint_styles``); one the data does not name
-    has the style "unnamed"."""
-    from argus.paths import complaint_styles
-
-    known = complaint_styles()
-    return [known.get(d, "unnamed") for d in doc_ids]
 
 
 def _choose(f: _Features, idx: list[int], k: int = 4) -> tuple[float, float]:
