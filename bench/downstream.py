@@ -1,11 +1,11 @@
-"""Downstream value of the event graphs, re-measured offline on the 18 annotated complaints.
+"""Downstream value of the event graphs, re-measured offline on the annotated complaints.
 
 The ARGUS paper reports that graph structure beats raw text downstream (claim types: EKG-GNN 0.642 vs
 raw text 0.590 Micro-F1; document QA: EKG 0.446 vs raw 0.323 token F1). This bench measures both
 claims on our own complaints, for the GOLD graphs and for the predicted graphs of ``--graphs DIR``
 (a folder of ``<doc_id>.ekg.json``), without any LM:
 
-1. **Claim types** (:func:`argus.experiments.claims.run_claims`, leave-one-complaint-out, n = 18):
+1. **Claim types** (:func:`argus.experiments.claims.run_claims`, leave-one-complaint-out or ``--cv K`` folds):
    raw text, linearized EKG and EKG-GNN, each on the same folds and seeds. Micro-F1 and Macro-F1 (the
    23 claim types, as ``run_claims``) of the pooled out-of-fold predictions, and the per-complaint
    F1 of the predicted label set (``Complaint F1``), each with a 95 % percentile-bootstrap interval
@@ -169,7 +169,8 @@ def claims_results(
     return pd.DataFrame(rows), pd.DataFrame(diffs), meta
 
 
-def claims_markdown(scores: pd.DataFrame, diffs: pd.DataFrame, meta: dict, graphs: str, seeds: Sequence[int]) -> str:
+def claims_markdown(scores: pd.DataFrame, diffs: pd.DataFrame, meta: dict, graphs: str, seeds: Sequence[int],
+                    cv: str | int = "loo") -> str:
     shown = pd.DataFrame({
         "Graphs": scores["graphs"], "Representation": [REP_LABELS[r] for r in scores["representation"]], "n": scores["n"],
         "Micro-F1 [95% CI]": [_fmt(r.micro_f1, r.micro_lo, r.micro_hi) for r in scores.itertuples()],
@@ -185,7 +186,8 @@ def claims_markdown(scores: pd.DataFrame, diffs: pd.DataFrame, meta: dict, graph
     })
     skipped = {k: v["skipped"] for k, v in meta.items() if v["skipped"]}
     lines = [
-        "## Claim types: raw text vs linearized EKG vs EKG-GNN (leave-one-complaint-out)",
+        "## Claim types: raw text vs linearized EKG vs EKG-GNN "
+        + ("(leave-one-complaint-out)" if cv == "loo" else f"({cv} folds over the complaints)"),
         "",
         f"Predicted graphs: {graphs}. MiniLM frozen, {len(seeds)} seed(s) {list(seeds)}, scores are means over seeds. "
         "Micro-/Macro-F1 (23 claim types, threshold 0.5) of the pooled out-of-fold predictions; Complaint F1: mean "
@@ -317,17 +319,17 @@ def qa_markdown(rows: pd.DataFrame, summary: pd.DataFrame, diffs: pd.DataFrame, 
 
 def downstream_tables(
     graphs: str | Path, *, docs: Sequence[str] | None = None, seeds: Sequence[int] = (0, 1, 2), epochs: int = 8,
-    n_resamples: int = N_RESAMPLES, encoder=None,
+    n_resamples: int = N_RESAMPLES, encoder=None, cv: str | int = "loo",
 ) -> dict:
     """Both measurements on gold graphs and on ``graphs`` (a folder of ``*.ekg.json``, or "gold");
     ``docs`` restricts them to some complaints. Returns the DataFrames and ``markdown``."""
     t0 = time.perf_counter()
     scores, cdiffs, meta = claims_results(graphs, docs=docs, seeds=seeds, epochs=epochs, n_resamples=n_resamples,
-                                          encoder=encoder)
+                                          encoder=encoder, cv=cv)
     t1 = time.perf_counter()
     rows, summary, qdiffs = qa_results(graphs, docs=docs, n_resamples=n_resamples)
     t2 = time.perf_counter()
-    md = claims_markdown(scores, cdiffs, meta, str(graphs), seeds) + "\n" + qa_markdown(rows, summary, qdiffs, str(graphs))
+    md = claims_markdown(scores, cdiffs, meta, str(graphs), seeds, cv) + "\n" + qa_markdown(rows, summary, qdiffs, str(graphs))
     md += f"\nSeconds: claims {t1 - t0:.0f}, QA retrieval {t2 - t1:.0f}, total {t2 - t0:.0f}.\n"
     return {"claims": scores, "claims_paired": cdiffs, "qa_rows": rows, "qa": summary, "qa_paired": qdiffs,
             "markdown": md, "seconds": t2 - t0}
@@ -340,7 +342,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2", help="claims seeds, comma list")
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--resamples", type=int, default=N_RESAMPLES)
-    ap.add_argument("--docs", default=None, help="comma list of complaint ids (default: all 18)")
+    ap.add_argument("--docs", default=None, help="comma list of complaint ids (default: every annotated one)")
+    ap.add_argument("--cv", default="loo", help="claims: 'loo' (leave one complaint out) or k folds over the complaints")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: the small models train "
                     "fastest on one thread of a shared machine)")
     args = ap.parse_args()
@@ -352,6 +355,7 @@ def main() -> None:
     out = downstream_tables(
         args.graphs, docs=[d for d in args.docs.split(",") if d] if args.docs else None,
         seeds=[int(s) for s in args.seeds.split(",") if s.strip()], epochs=args.epochs, n_resamples=args.resamples,
+        cv=int(args.cv) if args.cv.isdigit() else args.cv,
     )
     print(out["markdown"])
     if args.out:
