@@ -1,9 +1,9 @@
 """Two heads files on the same unseen complaints: the offline default (``argus extract``'s code path,
 ``argus.runs.batch.run_batch``) with each, scored against gold, paired on the same complaints.
 
-    python bench/heads_compare.py OLD.json NEW.json [--split dev] [--out out/bench-heads-compare]
+    python bench/heads_compare.py OLD.json NEW.json [--old-facts F.json] [--new-facts F.json] [--split dev]
 
-``embedded`` names the shipped heads. Each figure: the mean over complaints with a 95 % bootstrap interval,
+``embedded`` names the shipped heads (event heads, and with ``--*-facts`` the fact head). Each figure: the mean over complaints with a 95 % bootstrap interval,
 and NEW − OLD with a 95 % paired bootstrap interval; the floor on the same complaints beside them.
 """
 
@@ -17,23 +17,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-METRICS = (("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"), ("temporal_f1", "temporal F1"),
+METRICS = (("fact_f1", "fact F1"), ("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"), ("temporal_f1", "temporal F1"),
            ("causal_f1", "causal F1"))
 
 
-def run(heads: str, method: str, folders: list[Path], out: Path) -> dict[str, dict]:
+def run(heads: str, facts: str, method: str, folders: list[Path], out: Path) -> dict[str, dict]:
     from argus.config import ArgusConfig
     from argus.output.export import load_ekg
     from argus.runs.batch import run_batch
     from metrics.gold import load_gold, score_document
 
     shutil.rmtree(out, ignore_errors=True)
-    cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), "sentence.heads": heads})
+    cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), "sentence.heads": heads, "facts.classifier": facts})
     run_batch([f / "complaint.txt" for f in folders], out / "ekg", cfg, method=method, graphml=False)
     rows = {}
     for f in folders:
         sc = score_document(load_ekg(out / "ekg" / f"{f.name}.ekg.json"), load_gold(f), tiers=("relaxed",))
-        rows[f.name] = {k: sc[f"relaxed_{k}"] for k, _ in METRICS}
+        rows[f.name] = {k: sc[k if k == "fact_f1" else f"relaxed_{k}"] for k, _ in METRICS}
     return rows
 
 
@@ -46,12 +46,14 @@ def main() -> None:
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--split", default="dev")
+    ap.add_argument("--old-facts", default="embedded")
+    ap.add_argument("--new-facts", default="embedded")
     ap.add_argument("--out", type=Path, default=Path("out/bench-heads-compare"))
     args = ap.parse_args()
     folders = sorted(d for d in complaints_dir(args.split).iterdir() if (d / "gold.json").exists())
-    old = run(args.old, "sentence", folders, args.out / "old")
-    new = run(args.new, "sentence", folders, args.out / "new")
-    floor = run(args.new, "floor", folders, args.out / "floor")
+    old = run(args.old, args.old_facts, "sentence", folders, args.out / "old")
+    new = run(args.new, args.new_facts, "sentence", folders, args.out / "new")
+    floor = run(args.new, args.new_facts, "floor", folders, args.out / "floor")
     docs = sorted(old)
 
     def ci(xs):
