@@ -307,8 +307,11 @@ def test_chunked_design_with_a_scripted_model_gives_the_graphs_it_gave_before(tm
     sources = {"demo": DEMO}
     if dev:
         sources["nysd-1-24-cv-03572"] = str(next(d for d in dev if d.name == "nysd-1-24-cv-03572") / "complaint.txt")
+    # the fact head the graphs were recorded with (the first 18 complaints'): the chunks are the gate's fact
+    # sentences, so a retrained gate changes what the chunked design is given, not what it does with it
+    facts = str(Path("tests/fixtures/chunked_scripted/fact_head.json"))
     for name, path in sources.items():
-        pipe = make_scripted_pipeline(tmp_path / name, **{"extraction.design": "chunked"})
+        pipe = make_scripted_pipeline(tmp_path / name, **{"extraction.design": "chunked", "facts.classifier": facts})
         ekg = pipe.extract(path)
         got = {"graph": ekg.graph.model_dump(mode="json"), "merge_log": [m.model_dump(mode="json") for m in ekg.merge_log],
                "rejected": [r.model_dump(mode="json") for r in ekg.rejected],
