@@ -4,6 +4,7 @@ Python API::
 
     from argus import ArgusConfig, ArgusPipeline, extract
     ekg = extract("complaint.txt")                       # embedded model, offline
+    ekg = extract(text, doc_id="ortiz")                  # the text itself
     cfg = ArgusConfig.load(None, {"lm.default.model": "openai/gpt-4o-mini"})
     ekg = ArgusPipeline(cfg).extract("complaint.txt")
     ekg.graph.events, ekg.sentences, ekg.ledger.totals
@@ -96,9 +97,29 @@ def __getattr__(name):  # lazy: importing argus stays cheap (no DSPy / torch unt
     raise AttributeError(name)
 
 
-def extract(source, config=None):
-    """Run the pipeline (its configured design, ``extraction.design``) on one complaint (a path or a
-    ``RawDocument``) and return its EKG."""
-    from argus.pipeline import ArgusPipeline
+def extract(source, config=None, doc_id=None):
+    """Run the pipeline (its configured design, ``extraction.design``) on one complaint and return its EKG.
 
-    return ArgusPipeline(config).extract(source)
+    ``source``: the complaint's text (a ``str``), a path (a ``pathlib.Path``, or a ``str`` that names a file:
+    ``argus.ingest.files.looks_like_path``; a text with a line break is never looked up on disk), or a
+    ``RawDocument``. ``doc_id`` names the document (by default the file's stem, or ``text-`` and the
+    text's hash)::
+
+        ekg = argus.extract("On March 3, 2021, Acme terminated Ms. Ortiz ...", doc_id="ortiz")
+        ekg = argus.extract("complaint.txt")
+    """
+    from pathlib import Path
+
+    from argus.ingest.files import looks_like_path, read_document, text_document
+    from argus.pipeline import ArgusPipeline
+    from argus.text.documents import RawDocument
+
+    if isinstance(source, RawDocument):
+        raw = source.model_copy(update={"doc_id": doc_id}) if doc_id else source
+    elif isinstance(source, Path) or (isinstance(source, str) and looks_like_path(source)):
+        raw = read_document(source, doc_id)
+    elif isinstance(source, str):
+        raw = text_document(source, doc_id)
+    else:
+        raise TypeError(f"argus.extract takes a text, a path or a RawDocument, not {type(source).__name__}")
+    return ArgusPipeline(config).extract(raw)

@@ -86,6 +86,35 @@ def read_text_document(path: str | Path, doc_id: str | None = None) -> RawDocume
                        metadata={"sha256": hashlib.sha256(data).hexdigest()})
 
 
+#: a str longer than this is text, never a path (Linux's PATH_MAX)
+_MAX_PATH = 4096
+
+
+def looks_like_path(source: str) -> bool:
+    """Whether a str names a file rather than holding a text: one line of at most ``_MAX_PATH``
+    characters that names an existing file or folder, or that ends in an input suffix (``.txt``,
+    ``.pdf``, …) with no space in its file name (a missing file is then reported as missing). Text with a
+    line break, or longer, is never looked up on disk."""
+    if not source.strip() or any(c in source for c in "\n\r\x00") or len(source) > _MAX_PATH:
+        return False
+    try:
+        p = Path(source)
+        if p.exists():
+            return True
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte: text
+        return False
+    return p.suffix.lower() in INPUT_SUFFIXES and " " not in p.name
+
+
+def text_document(text: str, doc_id: str | None = None) -> RawDocument:
+    """A text given as a str (not read from a file); its id ``doc_id`` or ``text-`` and the first 12 hex
+    digits of its SHA-256, its source ``<text>``."""
+    if not text.strip():
+        raise InputError("the text is empty")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return RawDocument(doc_id=doc_id or f"text-{digest[:12]}", text=text, source="<text>", metadata={"sha256": digest})
+
+
 def read_document(path: str | Path, doc_id: str | None = None) -> RawDocument:
     """A text file or a PDF (by its suffix or its first bytes; ``argus.ingest.pdf``, scanned pages OCR'd)."""
     from argus.ingest.pdf import is_pdf, read_pdf_document
