@@ -3,6 +3,7 @@ writing styles and the folds that deal them."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -31,14 +32,19 @@ def complaints_dir(split: str) -> Path:
 def complaint_styles() -> dict[str, str]:
     """doc_id → writing style of the annotated complaints (``us_complaints/styles.json``; {} without it).
     Complaints the file does not name (the first 18 before it existed, a user's own gold) have no entry."""
+    return dict(_styles_at(data_root() / "us_complaints" / "styles.json"))
+
+
+@functools.lru_cache(maxsize=4)
+def _styles_at(path: Path) -> tuple[tuple[str, str], ...]:
+    """The styles file at ``path``, read once a process (the folds and the benches ask it per complaint)."""
     import json
 
-    path = data_root() / "us_complaints" / "styles.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return {k: str(v.get("style", "")) for k, v in data.items() if isinstance(v, dict) and v.get("style")}
+        return ()
+    return tuple((k, str(v["style"])) for k, v in data.items() if isinstance(v, dict) and v.get("style"))
 
 
 def style_folds(n_docs: int, k: int, doc_ids: list[str] | None = None) -> list[tuple[list[int], list[int]]]:
@@ -60,13 +66,12 @@ def style_sample(idx: list[int], doc_ids: list[str], n: int | None) -> list[int]
     larger one (a learning curve's training sets are nested)."""
     if n is None or n >= len(idx):
         return list(idx)
-    styles = style_of([doc_ids[i] for i in idx])
     by: dict[str, list[int]] = {}
-    for i, st in sorted(zip(idx, styles), key=lambda p: (p[1], doc_ids[p[0]])):
+    for st, _, i in sorted(zip(style_of([doc_ids[i] for i in idx]), [doc_ids[i] for i in idx], idx)):
         by.setdefault(st, []).append(i)
-    dealt = [i for k in range(max(len(v) for v in by.values())) for st in sorted(by) if k < len(by[st])
-             for i in [by[st][k]]]
-    return sorted(dealt[:n])
+    # the k-th complaint of every style before the (k+1)-th of any: each style's rank within it, then the style
+    dealt = sorted((k, st, i) for st, members in by.items() for k, i in enumerate(members))
+    return sorted(i for _, _, i in dealt[:n])
 
 
 def style_of(doc_ids: list[str]) -> list[str]:
