@@ -28,8 +28,7 @@ from argus.designs.sentence.triggers import word_features
 from argus.designs.sentence.types import type_features
 from argus.errors import ConfigError
 from argus.graph.schema import EVENT_TYPES
-from argus.paths import style_folds as _folds, style_of, style_sample  # noqa: F401  (the benches read them here)
-from argus.paths import complaints_dir
+from argus.paths import complaints_dir, style_folds as _folds, style_of, style_sample  # noqa: F401  (benches read these here)
 from argus.text.words import word_spans
 
 C_TYPE = (2.0, 8.0, 32.0)
