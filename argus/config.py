@@ -202,6 +202,10 @@ class SentenceConfig(_Strict):
                     "engine, where it was measured to lower temporal F1 below the date order alone at about 30 s per "
                     "batch (README)")
     date_edges: bool = Field(default=True, description="BEFORE / SAME_TIME edges between events with explicit dates")
+    event_words: bool = Field(default=True, description="A trigger is a verb or an event noun of its sentence "
+                                                        "(argus.text.words.event_word); a sentence without one (a "
+                                                        "fragment, a citation) gives no event. False: the trigger "
+                                                        "head's best word, whatever it is")
     cue_edges: bool = Field(default=True, description="Causal edges to the causes an effect's sentence names after a "
                                                       "causal connective ('in retaliation for her complaint'), beside "
                                                       "the causal head's")

@@ -1,7 +1,8 @@
-"""Two heads files on the same unseen complaints: the offline default (``argus extract``'s code path,
+"""Two heads files (or two settings) on the same unseen complaints: the offline default (``argus extract``'s code path,
 ``argus.runs.batch.run_batch``) with each, scored against gold, paired on the same complaints.
 
     python bench/heads_compare.py OLD.json NEW.json [--old-facts F.json] [--new-facts F.json] [--split dev]
+    python bench/heads_compare.py embedded embedded --old-set sentence.event_words=false   # a setting, paired
 
 ``embedded`` names the shipped heads (event heads, and with ``--*-facts`` the fact head). Each figure: the mean over complaints with a 95 % bootstrap interval,
 and NEW − OLD with a 95 % paired bootstrap interval; the floor on the same complaints beside them.
@@ -21,14 +22,29 @@ METRICS = (("fact_f1", "fact F1"), ("events_f1", "relaxed event F1"), ("entities
            ("causal_f1", "causal F1"))
 
 
-def run(heads: str, facts: str, method: str, folders: list[Path], out: Path) -> dict[str, dict]:
+def _settings(pairs: list[str]) -> dict:
+    """``KEY=VALUE`` pairs as config overrides (VALUE read as JSON where it parses: true, 0.5, "x")."""
+    import json
+
+    out = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def run(heads: str, facts: str, method: str, folders: list[Path], out: Path, settings: dict | None = None) -> dict[str, dict]:
     from argus.config import ArgusConfig
     from argus.output.export import load_ekg
     from argus.runs.batch import run_batch
     from metrics.gold import load_gold, score_document
 
     shutil.rmtree(out, ignore_errors=True)
-    cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), "sentence.heads": heads, "facts.classifier": facts})
+    cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), "sentence.heads": heads, "facts.classifier": facts,
+                                **(settings or {})})
     run_batch([f / "complaint.txt" for f in folders], out / "ekg", cfg, method=method, graphml=False)
     rows = {}
     for f in folders:
@@ -48,11 +64,13 @@ def main() -> None:
     ap.add_argument("--split", default="dev")
     ap.add_argument("--old-facts", default="embedded")
     ap.add_argument("--new-facts", default="embedded")
+    ap.add_argument("--old-set", action="append", default=[], metavar="KEY=VALUE", help="a config override for OLD")
+    ap.add_argument("--new-set", action="append", default=[], metavar="KEY=VALUE", help="a config override for NEW")
     ap.add_argument("--out", type=Path, default=Path("out/bench-heads-compare"))
     args = ap.parse_args()
     folders = sorted(d for d in complaints_dir(args.split).iterdir() if (d / "gold.json").exists())
-    old = run(args.old, args.old_facts, "sentence", folders, args.out / "old")
-    new = run(args.new, args.new_facts, "sentence", folders, args.out / "new")
+    old = run(args.old, args.old_facts, "sentence", folders, args.out / "old", _settings(args.old_set))
+    new = run(args.new, args.new_facts, "sentence", folders, args.out / "new", _settings(args.new_set))
     floor = run(args.new, args.new_facts, "floor", folders, args.out / "floor")
     docs = sorted(old)
 
@@ -60,7 +78,8 @@ def main() -> None:
         lo, hi = bootstrap_ci(xs)
         return f"{statistics.fmean(xs):.3f} [{lo:.3f}, {hi:.3f}]"
 
-    print(f"{len(docs)} complaints of {args.split}; old {args.old}, new {args.new}\n")
+    print(f"{len(docs)} complaints of {args.split}; old {args.old} {' '.join(args.old_set)}, "
+          f"new {args.new} {' '.join(args.new_set)}\n")
     print("| figure | old | new | new − old [95 % paired CI] | higher / lower | floor |")
     print("|---|---|---|---|---|---|")
     for key, label in METRICS:

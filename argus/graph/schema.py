@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from argus.text.caption import Caption
+from argus.text.documents import DocumentKind
 from argus.models.ledger import LedgerEntry, Totals
 
 SCHEMA_VERSION = "1.3"
@@ -287,6 +288,9 @@ class DocumentEKG(_Strict):
     created: str
     models: dict[str, str] = Field(description="Model string per stage (no keys, no API bases)")
     facts_section_found: bool
+    document_kind: DocumentKind = Field(
+        default="complaint", description="What the source is: a complaint, a court opinion (the graph is built from "
+        "its background part, the discussion is read as other), an EEOC charge, a motion or brief, or other")
     caption: Caption | None = Field(default=None, description="Parties, court and case number read from the caption")
     text: str = Field(default="", description="The original text, exactly as read; every span indexes it")
     warnings: list[str] = Field(default_factory=list)

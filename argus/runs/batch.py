@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 SUMMARY_COLUMNS = [
-    "doc_id", "status", "sentences", "facts", "facts_by", "chunks", "entities", "events", "temporal_edges",
+    "doc_id", "status", "kind", "sentences", "facts", "facts_by", "chunks", "entities", "events", "temporal_edges",
     "causal_edges", "lm_calls", "tokens", "cost_usd", "seconds",
 ]
 
@@ -67,6 +67,7 @@ def summary_row(ekg: DocumentEKG, seconds: float) -> dict:
     return {
         "doc_id": ekg.doc_id,
         "status": "ok",
+        "kind": ekg.document_kind,
         "sentences": len(ekg.sentences),
         "facts": sum(1 for s in ekg.sentences if s.in_narrative and s.fact),
         # "heading": the FACTS section's sentences the gate kept; "content": no FACTS heading was
@@ -625,7 +626,7 @@ def _in_daemon_threads(fn, jobs: list, workers: int, stop: threading.Event):
         yield value
 
 
-SUMMARY_HEADERS = {"doc_id": "document", "sentences": "sentences", "facts": "facts", "facts_by": "facts by",
+SUMMARY_HEADERS = {"doc_id": "document", "kind": "kind", "sentences": "sentences", "facts": "facts", "facts_by": "facts by",
                    "chunks": "chunks", "entities": "entities", "events": "events", "temporal_edges": "temporal",
                    "causal_edges": "causal", "lm_calls": "LM calls", "tokens": "tokens", "cost_usd": "USD",
                    "seconds": "seconds"}

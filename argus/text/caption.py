@@ -316,7 +316,7 @@ def read_case_title(text: str, limit: int = 10000) -> Caption | None:
         if m:
             found.append((m, start, end))
     if not found:
-        return None
+        return _mixed_case_title(text, min(limit, 4000))
     m, start, end = next((f for f in found if f[0].group("label")), found[0])
     cap = Caption()
     label = (m.group("label") or "").rstrip("S").capitalize()
@@ -331,6 +331,53 @@ def read_case_title(text: str, limit: int = 10000) -> Caption | None:
     for party in cap.parties:
         _introduce(party, text[start: start + 40000])
     return cap if cap.parties else None
+
+
+_NAME_SIDE = r"[A-Z][\w.'’&\-]*(?:,?[ \t]+(?:[A-Z][\w.'’&\-]*|of|the|and|for|de|la|van|von|&)){0,10}"
+# a title in the case's own spelling, on its first lines: "Linda Mys v. Michigan Department of State Police",
+# or its sides on lines of their own, "v." between them
+_MIXED_TITLE = re.compile(rf"^[ \t]*(?P<left>{_NAME_SIDE})[ \t]*(?:\n[ \t]*)?\bv(?:s)?\.[ \t]*(?:\n[ \t]*)?"
+                          rf"(?P<right>{_NAME_SIDE})(?:,?[ \t]+et[ \t]+al\.?)?[ \t*]*$", re.M)
+# the role an opinion gives a party: "Appellant Cheryl Bonenberger", "Plaintiff-Appellant", "Petitioner"
+_ROLE_WORD = re.compile(r"\b(?P<label>(?:Plaintiff|Defendant)s?-Appell(?:ant|ee)s?|Appell(?:ant|ee)s?|Petitioners?|"
+                        r"Respondents?|Plaintiffs?|Defendants?)[ \t]+(?P<name>[A-Z][\w'’\-]+(?:[ \t]+[A-Z][\w'’\-]+){0,3})")
+
+
+def _mixed_case_title(text: str, limit: int) -> Caption | None:
+    """The parties of a case title printed in the case's own spelling on the first lines of a text (an
+    opinion as a reporter or a court's site prints it), with the role words the text gives them
+    ("Appellant Cheryl Bonenberger": the plaintiff's short name "Appellant")."""
+    titles = []
+    for m in _MIXED_TITLE.finditer(text[:limit]):
+        left, right = (_clean_party(m.group(g).rstrip("*")) for g in ("left", "right"))
+        if left and right and len(left.split()) <= 10 and len(right.split()) <= 10:
+            titles.append((m, left, right))
+    # the fullest title: "Cheryl Bonenberger v. Plymouth Township et al." over a running head's "Bonenberger v. …"
+    for m, left, right in sorted(titles, key=lambda t: -len((t[1] + " " + t[2]).split())):
+        cap = Caption()
+        for side, name, group in (("plaintiff", left, "left"), ("defendant", right, "right")):
+            span = _span_of(text, name, m.start(group), m.end(group))
+            if span is not None:
+                _add(cap, side, name, span)
+        if len(cap.parties) < 2:
+            continue
+        body = text[m.end(): m.end() + 40000]
+        for party in cap.parties:
+            _introduce(party, body)
+            first = party.name.split()[0]
+            for r in _ROLE_WORD.finditer(body[:20000]):
+                if r.group("name").split()[0] == first or party.name.startswith(r.group("name")):
+                    label = r.group("label").split("-")[-1].rstrip("s").capitalize()
+                    if label.casefold() not in {a.casefold() for a in party.aliases}:
+                        party.aliases.append(label)
+                    break
+            if party.kind == "organization":  # "the Department", "the Township": the body's short name
+                for word in re.findall(r"\b(?:Department|Township|University|City|County|Company|Board|Commission|"
+                                       r"District|Agency|Authority|Hospital|College|School|Bank|Corporation)\b", party.name):
+                    if len(re.findall(rf"\b[Tt]he {word}\b", body)) >= 2 and word not in party.aliases:
+                        party.aliases.append(word)
+        return cap
+    return None
 
 
 def _add(cap: Caption, side: str, name: str, span: tuple[int, int]) -> None:

@@ -17,6 +17,9 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from argus.text.caption import Caption
 
+DocumentKind = Literal["complaint", "opinion", "charge", "motion", "other"]
+"""What a document is; ``argus.text.opinions.document_kind`` tells them apart."""
+
 SectionKind = Literal[
     "caption", "intro", "jurisdiction", "parties", "procedural", "facts", "count", "prayer", "other", "unknown"
 ]
@@ -71,6 +74,9 @@ class Document(BaseModel):
     pleading: bool = Field(
         default=True, description="Whether the text reads as a pleading (a caption or numbered paragraphs); an opinion, "
         "a memo or an excerpt does not, and the fact gate keeps what its unheaded text narrates")
+    kind: DocumentKind = Field(
+        default="complaint", description="What the document is (argus.text.opinions.document_kind): a complaint, a "
+        "court opinion (its narrative read from its background part), an EEOC charge, a motion or brief, other")
     narrative_ids: list[str] = Field(
         default_factory=list,
         description="Ids of the sentences that form the FACTS narrative; when no FACTS section was "

@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 
 from argus.text.caption import read_case_title, read_caption
 from argus.text.documents import Document, RawDocument, Section, Sentence, SectionKind, page_at, page_starts
+from argus.text.opinions import document_kind, opinion_parts
 
 # ----------------------------------------------------------------------------- page furniture
 
@@ -37,6 +38,9 @@ _PAGE_HEADER = re.compile(
     r"(?:Page\s*\d+\s*of\s*\d+|Filed\s+\S+).*$",
     re.IGNORECASE,
 )
+# a slip opinion's running heads: "Cite as: 570 U. S. ____ (2013)  5", "2   FISHER v. UNIVERSITY OF TEXAS AT AUSTIN"
+_RUNNING_HEAD = re.compile(r"^\s*(?:Cite\s+as:\s+\d+\s+U\.\s?S\.\s+\S+\s+\(\d{4}\)(?:\s+\d{1,4})?|"
+                           r"\d{1,4}\s{2,}[A-Z][A-Z0-9 .,'’&\-]{2,80}\s+v\.\s+[A-Z][A-Z0-9 .,'’&\-]{2,80})\s*$")
 _PAGE_NUMBER = re.compile(r"^\s*(?:-\s*)?(?:Page\s+)?\d{1,4}(?:\s*-)?(?:\s+of\s+\d{1,4})?\s*$", re.IGNORECASE)
 _PARA_NUMBER = re.compile(r"^(\s*)(\d{1,4})\.(\s+|$)")
 
@@ -256,7 +260,7 @@ def _lines(text: str) -> list[_Line]:
 
 def is_page_furniture(line: str) -> bool:
     s = line.strip()
-    return bool(s) and (bool(_PAGE_HEADER.match(s)) or bool(_PAGE_NUMBER.match(s)))
+    return bool(s) and (bool(_PAGE_HEADER.match(s)) or bool(_PAGE_NUMBER.match(s)) or bool(_RUNNING_HEAD.match(s)))
 
 
 def _upper_ratio(s: str) -> float:
@@ -592,6 +596,35 @@ def _caption_end(blocks: list[_Block], text: str) -> int:
 # ----------------------------------------------------------------------------- public API
 
 
+def _opinion_sections(text: str, sections: list[Section], sentences: list[Sentence]) -> list[Section]:
+    """An opinion's sections: the parts that narrate what happened (``argus.text.opinions.opinion_parts``)
+    are ``facts``, the rest (syllabus, discussion, separate opinions, footnotes) ``other``; the sections
+    as read where the opinion shows no narrative part."""
+    parts = opinion_parts(text)
+    if not parts:
+        return sections
+    out: list[Section] = []
+    pos = 0
+    for p in parts:
+        if p.start > pos:
+            out.append(Section(heading="", kind="other", span=(pos, p.start)))
+        out.append(Section(heading=p.heading, kind="facts", span=(p.start, p.end)))
+        pos = p.end
+    if pos < len(text):
+        out.append(Section(heading="", kind="other", span=(pos, len(text))))
+    for s in sentences:
+        sec = next((x for x in out if x.span[0] <= s.span[0] < x.span[1]), out[-1])
+        s.section, s.section_heading = sec.kind, sec.heading
+        if s.section == "facts" and _COURT_VOICE.search(_QUOTED.sub("", s.text)):  # the court speaking: "We will affirm"
+            s.section = "other"
+    return out
+
+
+# the court speaks in the first person plural; what it says is its ruling, not what happened
+_COURT_VOICE = re.compile(r"\b(?:[Ww]e|[Oo]ur|[Uu]s)\b|\b[Tt]his\s+[Cc]ourt\b")
+_QUOTED = re.compile(r"[\"“][^\"“”]*[\"”]")
+
+
 def find_injection_sentences(sentences: list[Sentence]) -> list[str]:
     """Ids of sentences that look like instructions aimed at a language model."""
     return [s.id for s in sentences if INJECTION_PATTERNS.search(s.text)]
@@ -677,6 +710,10 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         starts = page_starts(text)
         for s in sentences:
             s.page = page_at(starts, s.span[0])
+    pleading = first_body > 0 or sum(b.paragraph is not None and b.paragraph.number is not None for b in blocks) >= 3
+    kind = document_kind(text, pleading)
+    if kind == "opinion":
+        sections = _opinion_sections(text, sections, sentences)
     facts = [s.id for s in sentences if s.section == "facts"]
     found = bool(facts)
     if not found:
@@ -707,7 +744,8 @@ def preprocess(raw: RawDocument, segmenter: str | Segmenter = DEFAULT_SEGMENTER)
         sections=sections,
         sentences=sentences,
         facts_section_found=found,
-        pleading=first_body > 0 or sum(b.paragraph is not None and b.paragraph.number is not None for b in blocks) >= 3,
+        pleading=pleading,
+        kind=kind,
         narrative_ids=facts,
         warnings=warnings,
         metadata=dict(raw.metadata),

@@ -70,5 +70,82 @@ def past_tense_verbs(text: str) -> list[str]:
     return [w for w, _, _ in word_spans(text) if is_past_verb(w)]
 
 
-__all__ = ["AUXILIARIES", "WORD", "is_past_verb", "lemma", "mentions", "name_pattern", "past_tense_verbs", "readings", "verb_form",
+# Words that never name an event: determiners, pronouns, conjunctions, prepositions, numbers, modals.
+FUNCTION_WORDS = frozenset(
+    "a an the this that these those some any no every each either neither both all another other such what which "
+    "whose whom who whoever whatever i me my mine we us our you your he him his she her hers it its they them their "
+    "theirs himself herself itself themselves myself ourselves yourself and or nor but yet so for if then than "
+    "because although though while whereas unless until since when whenever where wherever whether as of in on at "
+    "by to from with without into onto upon over under about above below after before during through throughout "
+    "across against among between within via per toward towards around near off out up down not never also only "
+    "just even still again ever very too more most less least much many few several one two three four five six "
+    "seven eight nine ten eleven twelve first second third once twice can could may might must shall should will "
+    "would ought there here now thus hence however therefore id ibid supra infra et al cf see".split())
+MODALS = frozenset("can could may might must shall should will would ought".split())
+# Nouns that name an event in a complaint's narrative (and their plurals); a noun with an event suffix
+# whose stem is a verb ("termination" → "terminate", "dismissal" → "dismiss") is one too.
+EVENT_NOUNS = frozenset(
+    "complaint grievance charge leave warning meeting call email e-mail text message letter memo note report request "
+    "offer raise bonus suspension termination resignation discharge layoff lay-off firing hire hiring transfer "
+    "promotion demotion interview investigation review evaluation appraisal audit hearing appeal surgery injury "
+    "accident incident assault attack threat remark comment joke slur insult touch grope advance proposition "
+    "harassment discrimination retaliation accommodation denial refusal dismissal removal reprimand write-up "
+    "coaching counseling discipline probation pip reassignment demand conversation discussion exchange visit trip "
+    "shift schedule cut reduction loss strike protest walkout election vote decision ruling order judgment verdict "
+    "rebuttal reminder recommendation certification treatment diagnosis pregnancy birth death illness absence "
+    "arrival departure return start end closure policy change response reply answer objection opposition filing "
+    "lawsuit suit claim notice notification announcement posting application payment paycheck deduction "
+    "flare-up attendance point points mri".split())
+_EVENT_SUFFIXES = (("ation", ("ate", "e", "")), ("ition", ("ite", "e", "")), ("tion", ("te", "t", "")),
+                   ("sion", ("d", "de", "t", "")), ("ment", ("",)), ("ance", ("", "e")), ("ence", ("", "e")),
+                   ("al", ("", "e")), ("ial", ("y",)), ("ure", ("", "e")), ("ing", ("", "e")))
+_NOT_EVENTS = frozenset("morning evening afternoon night thing nothing something anything everything".split())
+_PAST_FORM = re.compile(r"^[a-z][a-z\-]{2,}ed$")  # "texted", "rebooked": a verb the lexicon lacks
+
+
+@lru_cache(maxsize=50000)
+def _is_event_noun(lw: str) -> bool:
+    if lw in EVENT_NOUNS or (lw.endswith("s") and lw[:-1] in EVENT_NOUNS):
+        return True
+    for suffix, ends in _EVENT_SUFFIXES:
+        if lw.endswith(suffix) and len(lw) > len(suffix) + 2:
+            stem = lw[: -len(suffix)]
+            if any("VERB" in readings(stem + e) for e in ends):
+                return True
+    return False
+
+
+def event_word(word: str, index: int = 0, upper_sentence: bool = False) -> bool:
+    """Whether ``word`` can be an event's trigger: a verb (not a modal) or an event noun ("complaint",
+    "termination"), never a name, a title, a number, a determiner, a pronoun or a conjunction.
+
+    ``index``: the word's place in its sentence; a capitalised word after the first is a name or a title
+    ("Miller", "Sgt"), unless the whole sentence is in capitals (``upper_sentence``)."""
+    w = word.strip("'’\"“”")
+    if not w or any(c.isdigit() for c in w) or not any(c.isalpha() for c in w):
+        return False
+    lw = w.lower()
+    if lw in FUNCTION_WORDS or lw in _NOT_EVENTS:
+        return False
+    if index > 0 and w[0].isupper() and not upper_sentence:
+        return False
+    if len(w) > 1 and w.isupper() and not upper_sentence:  # an acronym or a heading's word: "EEOC", "II"
+        return lw in EVENT_NOUNS
+    r = readings(lw)
+    if "VERB" in r:
+        return True
+    if not r and _PAST_FORM.match(lw):
+        return True
+    return ("NOUN" in r or not r) and _is_event_noun(lw)
+
+
+def event_words(text: str) -> list[tuple[str, int, int]]:
+    """The words of ``text`` that :func:`event_word` accepts, with their spans."""
+    words = word_spans(text)
+    letters = [c for c in text if c.isalpha()]
+    upper = bool(letters) and sum(c.isupper() for c in letters) > 0.8 * len(letters)
+    return [(w, a, b) for i, (w, a, b) in enumerate(words) if event_word(w, i, upper)]
+
+
+__all__ = ["AUXILIARIES", "EVENT_NOUNS", "FUNCTION_WORDS", "MODALS", "WORD", "event_word", "event_words", "is_past_verb", "lemma", "mentions", "name_pattern", "past_tense_verbs", "readings", "verb_form",
            "word_spans"]

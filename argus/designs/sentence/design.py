@@ -31,7 +31,7 @@ from argus.models.ledger import CostLedger
 from argus.graph.merge import add_date_edges, add_head_edges, merge_minigraphs, merge_same_occurrences
 from argus.models.routing import measured_route
 from argus.graph.schema import CausalEdge, Chunk, DocumentEKG, Event, EventGraph, EventTime, MiniGraph, TemporalEdge
-from argus.text.words import lemma, mentions
+from argus.text.words import event_words, lemma, mentions
 
 
 def _route(pipe: Pipeline, setting: str, tau: float, stage: str, report: str, what: str, heads: str,
@@ -188,7 +188,10 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
         r = readings[s.id]
         if r.p_event < cfg.min_event_probability or not r.words:
             continue
-        word, a, b, _ = r.ranked_words(1)[0]
+        pick = trigger_pick(r, s.text) if cfg.event_words else r.ranked_words(1)[0][:3]
+        if pick is None:  # a fragment, a citation, a name: no verb or event noun, no event
+            continue
+        word, a, b = pick
         etype, conf = lexicon_type(r.type_probs, word, lexicon)
         if not doc.pleading:  # an opinion, a memo: an employment type only where its keywords say so
             etype = (rule_type(s.text) or ("other", ""))[0]
@@ -233,6 +236,21 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
                      rejected=grounded.rejected, ungrounded=grounded.ungrounded)
 
 
+def trigger_pick(reading, text: str) -> tuple[str, int, int] | None:
+    """The trigger head's most probable word of ``text`` that can name an event (a verb or an event
+    noun, ``argus.text.words.event_word``); None when the sentence has none."""
+    allowed = {a for _, a, _ in event_words(text)}
+    for word, a, b, _ in reading.ranked_words(len(reading.words)):
+        if a in allowed:
+            return word, a, b
+    return None
+
+
+def _names_event(text: str, a: int, b: int) -> bool:
+    """Whether the span [a, b) of ``text`` holds a word that can name an event."""
+    return any(a <= x < b for _, x, _ in event_words(text))
+
+
 def _choose(pipe: Pipeline, doc: Document, chunk: Chunk, entities, readings, unsure: list[str], run,
             attempts: dict) -> tuple[dict[str, list[dict]], list[str]]:
     """The choice program's events for the ``unsure`` sentences of ``chunk`` (the whole batch is shown
@@ -261,6 +279,9 @@ def _choose(pipe: Pipeline, doc: Document, chunk: Chunk, entities, readings, uns
         at = _find_word(s.text, ev.trigger)
         if at is None:
             issues.append(f"sentence: {ev.sentence} trigger {ev.trigger!r} is not in the sentence; the heads' pick stays")
+            continue
+        if pipe.config.sentence.event_words and not _names_event(s.text, at, at + len(ev.trigger)):
+            issues.append(f"sentence: {ev.sentence} trigger {ev.trigger!r} is no verb or event noun; the heads' pick stays")
             continue
         time = ev.time if _time_ok(ev.time, s.text) else None
         # the event's confidence: how probable the heads found the type the model chose
