@@ -17,6 +17,9 @@ ROUTING_KEYS = {"sentence.llm": "sentence_llm", "sentence.tau": "sentence_tau", 
 """The routing settings a space may search (dotted ArgusConfig key -> SpaceSpec field): how much of the work goes
 to a model at all. A member records each under its dotted key; ``optimizers.deploy.member_overrides`` applies it
 over the campaign's ``pipeline`` overrides."""
+MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence")
+"""The stages whose model a member fixes: Stage 2 may have its own, every other stage runs the task model
+(``optimizers.deploy`` reads it from here, and gives it under its old name ``optimizers.deploy.MEMBER_STAGES``)."""
 AUX_PROGRAMS = ("fact_fallback", "chunker", "resolver", "qa")
 """Programs that evolve on their own examples and metric (Stage 1 and Stage 2 evolve in the pipeline)."""
 
@@ -209,7 +212,6 @@ class CampaignConfig(_Strict):
         a member fixes (Stage 2 its own models when the space lists them), the QA program's model when it evolves,
         the reflection models and, when the metric weighs a judge, the judge models."""
         from argus.config import ArgusConfig
-        from optimizers.deploy import MEMBER_STAGES
 
         uses = []
         for model in self.space.task_model:

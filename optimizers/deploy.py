@@ -17,9 +17,7 @@ from pathlib import Path
 
 from argus.config import ArgusConfig
 from argus.errors import InputError
-
-#: the stages whose model a member fixes: Stage 2 may have its own, every other stage runs the task model
-MEMBER_STAGES = ("fact_fallback", "chunker", "stage1", "stage2", "resolver", "sentence")
+from optimizers.config import MEMBER_STAGES, ROUTING_KEYS  # MEMBER_STAGES: importable from here as before
 
 
 def default_settings(task_model: str) -> dict:
@@ -45,8 +43,6 @@ def member_overrides(settings: dict) -> dict:
             o[f"lm.stages.{stage}.model"] = model
         if settings.get("temperature") is not None:
             o[f"lm.stages.{stage}.temperature"] = settings["temperature"]
-    from optimizers.config import ROUTING_KEYS
-
     for key in ROUTING_KEYS:  # the routing a trial searched wins over the campaign's pipeline overrides
         if settings.get(key) is not None:
             o[key] = settings[key]

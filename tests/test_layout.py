@@ -1,6 +1,7 @@
-"""The package's layout holds (docs/layout.md): layers point one way, and no module imports itself round.
+"""The package's layout holds (docs/layout.md): layers point one way, no module imports itself round (in
+``argus/`` and in ``optimizers/``), and no class grows past :data:`MAX_CLASS_LINES` lines.
 
-Every ``import`` of ``argus`` counts, at the top of a module or inside a function, under ``TYPE_CHECKING``
+Every ``import`` of ``argus`` (of ``optimizers``, for its circles) counts, at the top of a module or inside a function, under ``TYPE_CHECKING``
 or not: the imports are read with ``ast`` from the source, nothing is imported.
 """
 
@@ -34,10 +35,18 @@ KNOWN: dict[tuple[str, str], str] = {}
 
 MAX_TOP_LEVEL_MODULES = 8
 
+#: the other packages whose modules may not import each other round (argus's own rule, without its layers)
+ACYCLIC = ("optimizers",)
 
-def _modules() -> dict[str, Path]:
+#: no class in these folders may span more lines than this (split it along what it does, as the campaign's
+#: Scheduler was: planning, claims, records)
+MAX_CLASS_LINES = 400
+CLASS_SIZE_FOLDERS = ("argus", "optimizers", "metrics", "programs")
+
+
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in package.rglob("*.py"):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -45,8 +54,8 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """module → the argus modules it imports (a name imported from a package that is a module counts as
+def _imports(modules: dict[str, Path], root: str = "argus") -> dict[str, set[str]]:
+    """module → the ``root`` modules it imports (a name imported from a package that is a module counts as
     that module)."""
 
     def known(name: str) -> str | None:
@@ -60,14 +69,14 @@ def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
         found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                found |= {known(a.name) for a in node.names if a.name.split(".")[0] == "argus"}
+                found |= {known(a.name) for a in node.names if a.name.split(".")[0] == root}
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package[:len(package) - node.level + 1]
                     name = ".".join(base + ([node.module] if node.module else []))
                 else:
                     name = node.module or ""
-                if name.split(".")[0] != "argus":
+                if name.split(".")[0] != root:
                     continue
                 for a in node.names:
                     full = f"{name}.{a.name}"
@@ -156,6 +165,21 @@ def test_no_import_circle():
     assert _cycles(graph) == []
 
 
+def test_no_import_circle_in_the_other_packages():
+    """``optimizers/`` too: no module imports itself round, through any chain (a constant two modules share
+    lives in the lower one, as ``MEMBER_STAGES`` and ``ROUTING_KEYS`` do in ``optimizers.config``)."""
+    for root in ACYCLIC:
+        cycles = _cycles(_imports(_modules(ROOT / root), root))
+        assert not cycles, f"import circles in {root}/: {cycles}"
+
+
+def test_the_import_reader_sees_the_other_packages():
+    """The circle check on ``optimizers/`` reads its imports (a reader that saw none would pass any circle)."""
+    edges = _imports(_modules(ROOT / "optimizers"), "optimizers")
+    assert "optimizers.config" in edges["optimizers.deploy"]
+    assert "optimizers.frontier" in edges["optimizers.deploy"]  # a package, imported inside a function
+
+
 def test_the_circle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -179,3 +203,26 @@ def test_old_module_names_still_import():
 
     for old, new in argus.MOVED.items():
         assert importlib.import_module(old) is importlib.import_module(new), old
+
+
+def _long_classes(folders=CLASS_SIZE_FOLDERS, limit: int = MAX_CLASS_LINES) -> list[str]:
+    """``path:line Class (n lines)`` for each class (nested ones too) longer than ``limit`` lines, from its
+    ``class`` line (or first decorator) to its last."""
+    out = []
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                    n = node.end_lineno - first + 1
+                    if n > limit:
+                        out.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
+    return out
+
+
+def test_no_class_over_the_limit():
+    assert not _long_classes(), f"classes over {MAX_CLASS_LINES} lines (split them):\n" + "\n".join(_long_classes())
+
+
+def test_the_class_size_check_counts_lines():
+    assert _long_classes(limit=1)  # every package here has a class of more than one line

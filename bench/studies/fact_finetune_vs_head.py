@@ -11,7 +11,7 @@ out; the pipeline's own sentences, labelled by the gold sentence they overlap mo
 
 Prints Fact F1 per fold and pooled, training seconds and the size of what each writes.
 
-    python bench/fact_finetune_vs_head.py [--folds 6] [--epochs 3]
+    python bench/studies/fact_finetune_vs_head.py [--folds 6] [--epochs 3]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402

@@ -15,8 +15,8 @@ fresh DSPy cache unless said otherwise and the first ``--max-sentences`` narrati
 ``--checkout DIR`` runs another checkout's code (``PYTHONPATH=DIR``), e.g. the commit before the
 shared engine, for the before/after table:
 
-    git worktree add /tmp/before <commit> && python bench/engine_sharing.py --checkout /tmp/before
-    python bench/engine_sharing.py
+    git worktree add /tmp/before <commit> && python bench/studies/engine_sharing.py --checkout /tmp/before
+    python bench/studies/engine_sharing.py
 
 Never run it beside another engine: the figures are the point.
 """
@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def engine_pids() -> set[int]:

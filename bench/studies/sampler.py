@@ -20,7 +20,7 @@ its best temperature, retries help weak models and cost more, hints help the chu
 sentence design is cheaper and helps weak models, plus a fixed per-setting jitter. (The demo and
 heldout campaigns have two settings each: they are enumerated and draw nothing at all.)
 
-    python bench/sampler.py [--trials 8 16 32] [--seeds 10]
+    python bench/studies/sampler.py [--trials 8 16 32] [--seeds 10]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import optuna  # noqa: E402
 from rich.console import Console  # noqa: E402

@@ -9,7 +9,7 @@ the mean of each kind and their difference, and how long the tracked runs waited
 itself: at the start (``open_tracker``: importing mlflow, the experiment and the parent run) and at the
 end (``CampaignTracker.finish``: the queued calls, the report and the artifacts).
 
-    python bench/mlflow_overhead.py [--mlflow URI] [--repeats 3]
+    python bench/studies/mlflow_overhead.py [--mlflow URI] [--repeats 3]
 
 Without ``--mlflow`` a server is started on loopback for the measurement (``tests/mlflow_server.py``).
 """
@@ -26,7 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 

@@ -12,7 +12,7 @@ Each run is a fresh Python process, as a user's first call is:
 Imports common to both (dspy, litellm, argus) are done before the clock starts. A second call on
 the warm engine shows the per-call overhead of the HTTP hop.
 
-    python bench/measure_engine_startup.py [--repeat 5]
+    python bench/studies/measure_engine_startup.py [--repeat 5]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 IN_PROCESS = """
 import json, os, time

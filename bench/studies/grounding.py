@@ -18,7 +18,7 @@ Variants: ``plain`` (``extraction.grounded_decoding: false``) and ``grounded`` (
 grammar lets Stage 1 write names, aliases and triggers only as word runs of the chunk; the default
 for ``local/`` engines since this measurement).
 
-    python bench/grounding.py [--out out/bench-grounding] [--variants plain,grounded] [--docs 6]
+    python bench/studies/grounding.py [--out out/bench-grounding] [--variants plain,grounded] [--docs 6]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from argus.runs.batch import run_batch  # noqa: E402
 from argus.config import ArgusConfig  # noqa: E402
