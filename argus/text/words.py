@@ -99,7 +99,10 @@ EVENT_NOUNS = frozenset(
 _EVENT_SUFFIXES = (("ation", ("ate", "e", "")), ("ition", ("ite", "e", "")), ("tion", ("te", "t", "")),
                    ("sion", ("d", "de", "t", "")), ("ment", ("",)), ("ance", ("", "e")), ("ence", ("", "e")),
                    ("al", ("", "e")), ("ial", ("y",)), ("ure", ("", "e")), ("ing", ("", "e")))
-_NOT_EVENTS = frozenset("morning evening afternoon night thing nothing something anything everything".split())
+# nor does a time of day, a thing, or "be" alone ("This is the program at issue"; "was" before "promoted" is
+# the auxiliary of the event word after it)
+_NOT_EVENTS = frozenset("morning evening afternoon night thing nothing something anything everything "
+                        "be is was were are am been being".split())
 _PAST_FORM = re.compile(r"^[a-z][a-z\-]{2,}ed$")  # "texted", "rebooked": a verb the lexicon lacks
 
 
