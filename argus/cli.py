@@ -120,6 +120,8 @@ def extract(
                                           "default: a local Ray runtime"),
     actors: Optional[int] = typer.Option(None, "--actors", min=1, help="With --engine ray: pipeline actors (default: 2)"),
     no_preflight: bool = typer.Option(False, "--no-preflight", help=PREFLIGHT_HELP),
+    heads: Optional[Path] = typer.Option(None, "--heads", help="event heads file for the sentence design (from argus "
+                                                               "train-events, e.g. --gold: your own); default the shipped"),
 ):
     """Turn complaints into document-level Event Knowledge Graphs (JSON + GraphML)."""
     from argus.runs.batch import METHODS, BatchInterrupted, process_started_at, run_batch, sigterm_as_interrupt
@@ -146,6 +148,10 @@ def extract(
                                keep_ungrounded, grounded_decoding)
         if design:
             overrides["extraction.design"] = design
+        if heads is not None:
+            if not heads.is_file():
+                raise typer.BadParameter(f"--heads {heads}: no such file (write one with argus train-events)")
+            overrides["sentence.heads"] = str(heads)
         pipeline = None
         if frontier is not None:
             from optimizers.deploy import member_config, member_pipeline
@@ -438,9 +444,16 @@ def train_facts(
 def train_events(
     out: Path = typer.Option(Path("event_heads.json"), "--out", "-o", help="Heads JSON file"),
     encoder: str = typer.Option("embedded", "--encoder", help="sentence-transformers model name, or 'embedded'"),
-    splits: str = typer.Option("train", "--splits", help="comma-separated splits of us_complaints to train on"),
+    splits: Optional[str] = typer.Option(None, "--splits", help="comma-separated splits of us_complaints to train on "
+                                                                "(default: train; none with --gold unless given)"),
+    gold: Optional[list[Path]] = typer.Option(None, "--gold", help="a folder of your gold files (<doc_id>.gold.json "
+                                                                   "beside <doc_id>.txt or .ekg.json, as argus annotate "
+                                                                   "serve saves them, or <doc_id>/complaint.txt + "
+                                                                   "gold.json folders), or one file; repeatable"),
     report: bool = typer.Option(False, "--report", help="also measure the heads with folds over the complaints (every "
-                                                          "choice inside the fold) and record the figures in the file"),
+                                                          "choice inside the fold) and record the figures in the file; "
+                                                          "with --gold, also the offline default with the fold heads "
+                                                          "against the shipped heads on your documents, paired"),
     folds: int = typer.Option(6, "--folds", min=2, help="with --report: folds over complaints"),
     parts: str = typer.Option("", "--parts", help="comma-separated learned parts (entities, types, occurrences, "
                                                   "edges) to retrain alone on top of --base, whose heads, other "
@@ -460,9 +473,22 @@ def train_events(
     from argus.training.heads import (annotated_folders, cross_validate, labeled_complaints, retrain_parts,
                                       train_event_heads)
 
+    import tempfile
+
+    staging = tempfile.TemporaryDirectory(prefix="argus-gold-")
     try:
         t0 = time.perf_counter()
+        if splits is None:
+            splits = "" if gold else "train"
         folders = annotated_folders([s.strip() for s in splits.split(",") if s.strip()])
+        yours: list[Path] = []
+        if gold:
+            from argus.training.gold import gold_folders
+
+            yours = gold_folders(list(gold), Path(staging.name))
+            folders += yours
+            typer.echo(f"your gold: {len(yours)} documents" + (f", beside {len(folders) - len(yours)} of {splits}"
+                                                              if len(folders) > len(yours) else ""))
         if parts.strip():
             from argus.designs.sentence.heads import load_event_heads
 
@@ -482,11 +508,28 @@ def train_events(
             typer.echo(f"cross-validated over {len(docs)} complaints ({cv.folds} folds): type accuracy "
                        f"{cv.type_accuracy:.3f} (on event sentences {cv.type_accuracy_on_events:.3f}), "
                        f"trigger top-1 {cv.trigger_top1:.3f}")
+            if yours:
+                from argus.training.gold import compare_on_gold
+
+                cmp = compare_on_gold(yours, cv.heads, Path(staging.name) / "compare")
+                heads.meta["gold_report"] = cmp
+                typer.echo(f"on your {cmp['documents']} documents, the offline default with the heads of the fold "
+                           "each was held out of, against the shipped heads (mean [95 % CI]; paired difference):")
+                for key, label in (("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"),
+                                   ("temporal_f1", "temporal F1"), ("causal_f1", "causal F1")):
+                    if key in cmp:
+                        r = cmp[key]
+                        typer.echo(f"  {label:17} yours {r['yours']:.3f} {r['yours_ci95']}  shipped {r['baseline']:.3f} "
+                                   f"{r['baseline_ci95']}  difference {r['difference']:+.3f} {r['difference_ci95']}")
         heads.meta["splits"] = splits
+        if yours:
+            heads.meta["gold"] = [str(p) for p in gold]
         heads.save(out)
     except ArgusError as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2)
+    finally:
+        staging.cleanup()
     typer.echo(f"trained on {heads.meta['n_sentences']} sentences of {len(docs)} complaints in "
                f"{time.perf_counter() - t0:.1f}s → {out}")
 

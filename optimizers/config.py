@@ -13,7 +13,8 @@ from argus.errors import ConfigError
 
 SETTING_KEYS = ("task_model", "temperature", "max_retries", "framenet_hints")
 ROUTING_KEYS = {"sentence.llm": "sentence_llm", "sentence.tau": "sentence_tau", "sentence.pair_llm": "pair_llm",
-                "sentence.pair_tau": "pair_tau", "facts.mode": "facts_mode", "facts.tau": "facts_tau"}
+                "sentence.pair_tau": "pair_tau", "facts.mode": "facts_mode", "facts.tau": "facts_tau",
+                "sentence.heads": "heads"}
 """The routing settings a space may search (dotted ArgusConfig key -> SpaceSpec field): how much of the work goes
 to a model at all. A member records each under its dotted key; ``optimizers.deploy.member_overrides`` applies it
 over the campaign's ``pipeline`` overrides."""
@@ -88,7 +89,21 @@ class SpaceSpec(_Strict):
         default=None, alias="facts.tau", description="facts.tau values to search: the fact gate's confidence below "
                                                      "which a sentence goes to the fallback model (hybrid)")
 
+    heads: list[str] | None = Field(
+        default=None, alias="sentence.heads",
+        description="event heads files to search (the sentence design): 'embedded' (the shipped heads) or files "
+                    "written by argus train-events (--gold: heads trained on your corrected graphs); with the heads "
+                    "deciding alone each is a member at 0 tokens, and the frontier keeps the better")
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("heads")
+    @classmethod
+    def _heads(cls, v: list[str] | None) -> list[str] | None:
+        for h in v or []:
+            if h != "embedded" and not Path(h).is_file():
+                raise ValueError(f"sentence.heads: no heads file {h!r} (a file from argus train-events, or 'embedded')")
+        return v
 
     @field_validator("sentence_tau", "pair_tau", "facts_tau")
     @classmethod

@@ -1,0 +1,191 @@
+"""Training on the user's own gold: any folders of gold files, not only the shared corpus's splits.
+
+Two layouts are read:
+
+- the corpus's: a folder per document, ``<doc_id>/complaint.txt`` beside ``<doc_id>/gold.json`` (a folder
+  of such folders, or one of them);
+- the correction page's (``argus annotate serve``): ``<doc_id>.gold.json`` in a folder, its text beside it
+  as ``<doc_id>.txt`` or, where there is none, the text of ``<doc_id>.ekg.json`` (the text every span of
+  the EKG and of the gold indexes).
+
+The training code reads the corpus layout, so a page-layout document is staged as one (its text and gold
+copied into ``staging/<doc_id>/``). Every gold file is read with ``metrics.gold.load_gold`` and checked
+against its text (sentence spans inside it, evidence that names sentences) before anything trains on it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+import re
+import statistics
+from pathlib import Path
+
+from argus.errors import ConfigError, InputError
+
+PAGE_SUFFIX = ".gold.json"
+
+
+def _text_beside(gold_path: Path) -> str | None:
+    doc_id = gold_path.name[: -len(PAGE_SUFFIX)]
+    txt = gold_path.with_name(f"{doc_id}.txt")
+    if txt.is_file():
+        return txt.read_text(encoding="utf-8")
+    ekg = gold_path.with_name(f"{doc_id}.ekg.json")
+    if ekg.is_file():
+        return json.loads(ekg.read_text(encoding="utf-8")).get("text") or None
+    return None
+
+
+def check_gold(folder: Path) -> None:
+    """Raise ``InputError`` naming the file when ``folder``'s gold does not fit its text: a sentence span
+    outside the text or not holding the sentence's text, an event whose evidence names no sentence, an edge
+    between events that do not exist."""
+    from metrics.gold import load_gold
+
+    path = folder / "gold.json"
+    try:
+        gold = load_gold(folder)
+    except (ValueError, KeyError, TypeError) as exc:  # json and pydantic errors are ValueErrors
+        raise InputError(f"{path}: not a gold file ({exc})") from exc
+    text = (folder / "complaint.txt").read_text(encoding="utf-8")
+    ids = {s.id for s in gold.sentences}
+    for s in gold.sentences:
+        a, b = s.span
+        if not (0 <= a <= b <= len(text)) or not _holds(text[a:b], s.text):
+            raise InputError(f"{path}: sentence {s.id}'s span {list(s.span)} does not hold its text in the document")
+    events = {e.id for e in gold.graph.events}
+    for e in gold.graph.events:
+        if not e.evidence or not set(e.evidence) <= ids:
+            raise InputError(f"{path}: event {e.id}'s evidence {e.evidence} names no sentence of the document")
+    for edge in [*gold.graph.temporal_edges, *gold.graph.causal_edges]:
+        if edge.source not in events or edge.target not in events:
+            raise InputError(f"{path}: an edge {edge.source} → {edge.target} names an event the graph lacks")
+
+
+def _holds(span_text: str, sentence: str) -> bool:
+    """Whether a span of the document holds a gold sentence: the same first two and last words (the gold's
+    text is cleaned: line breaks, hyphenation and page furniture inside the span are gone)."""
+    from argus.text.preprocess import is_page_furniture
+
+    span_text = "\n".join(ln for ln in span_text.replace("\f", "\n").split("\n") if not is_page_furniture(ln))
+    want, got = re.findall(r"\w+", sentence), re.findall(r"\w+", span_text)
+    if not want or (got[:2] == want[:2] and got[-1:] == want[-1:]):
+        return True
+    # a scanned filing's text differs from the gold's by the reader's slips ("Tackctt" for "Tackett")
+    return difflib.SequenceMatcher(None, " ".join(got), " ".join(want), autojunk=False).ratio() >= 0.8
+
+
+def gold_folders(paths: list[Path], staging: Path) -> list[Path]:
+    """The documents under ``paths`` as corpus-layout folders (``complaint.txt`` + ``gold.json``), each
+    checked (``check_gold``); page-layout files are staged under ``staging``. Raises ``InputError`` for a
+    path that holds no gold, a gold file without its text, a document named twice."""
+    folders: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise InputError(f"--gold {p}: no such file or folder")
+        found: list[Path] = []
+        if p.is_file() and p.name.endswith(PAGE_SUFFIX):
+            found.append(_stage(p, staging))
+        elif p.is_dir() and (p / "gold.json").is_file():
+            found.append(p)
+        elif p.is_dir():
+            found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "gold.json").is_file())
+            found += [_stage(g, staging) for g in sorted(p.glob(f"*{PAGE_SUFFIX}"))]
+        if not found:
+            raise InputError(f"--gold {p}: no gold here (a folder of <doc_id>{PAGE_SUFFIX} files with their text, "
+                             "or of <doc_id>/complaint.txt + gold.json folders)")
+        folders += found
+    seen: dict[str, Path] = {}
+    for f in folders:
+        if not (f / "complaint.txt").is_file():
+            raise InputError(f"{f}: gold.json without its complaint.txt")
+        check_gold(f)
+        if f.name in seen:
+            raise InputError(f"document {f.name} is given twice ({seen[f.name]} and {f})")
+        seen[f.name] = f
+    return folders
+
+
+def _stage(gold_path: Path, staging: Path) -> Path:
+    from argus.io import write_json_atomic, write_text_atomic
+
+    doc_id = gold_path.name[: -len(PAGE_SUFFIX)]
+    text = _text_beside(gold_path)
+    if text is None:
+        raise InputError(f"{gold_path}: no text beside it ({doc_id}.txt or {doc_id}.ekg.json with its text)")
+    data = json.loads(gold_path.read_text(encoding="utf-8"))
+    data.setdefault("doc_id", doc_id)
+    out = staging / doc_id
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / "complaint.txt", text)
+    write_json_atomic(out / "gold.json", data)
+    return out
+
+
+def compare_on_gold(folders: list[Path], fold_heads: dict[str, "object"], work: Path,
+                    baseline: str = "embedded") -> dict:
+    """The offline default (``argus extract``'s code path) on each document of ``folders`` with the heads of
+    the fold it was held out of (``fold_heads``: doc_id → EventHeads, from ``cross_validate``) and with the
+    ``baseline`` heads, scored against its gold: relaxed event, entity, temporal and causal F1, the mean of
+    each with a 95 % bootstrap interval and the paired difference (fold heads − baseline) with a 95 % paired
+    bootstrap interval over the documents."""
+    from rich.console import Console
+
+    from argus.config import ArgusConfig
+    from argus.experiments.stats import paired_bootstrap_ci
+    from argus.output.export import load_ekg
+    from argus.runs.batch import run_batch
+    from metrics.gold import load_gold, score_document
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    keys = ("events_f1", "entities_f1", "temporal_f1", "causal_f1")
+    rows: dict[str, dict[str, dict[str, float]]] = {"yours": {}, "baseline": {}}
+    by_heads: dict[int, list[Path]] = {}
+    heads_of: dict[int, object] = {}
+    for f in folders:
+        h = fold_heads.get(f.name)
+        if h is None:
+            continue
+        by_heads.setdefault(id(h), []).append(f)
+        heads_of[id(h)] = h
+    runs = [("yours", str(_save(heads_of[k], work / f"fold{n}.json")), fs) for n, (k, fs) in enumerate(by_heads.items())]
+    runs.append(("baseline", baseline, [f for fs in by_heads.values() for f in fs]))
+    for n, (name, heads, fs) in enumerate(runs):
+        out = work / f"run{n}"
+        cfg = ArgusConfig.load(None, {"cache_dir": str(work / "cache"), "sentence.heads": heads})
+        run_batch([f / "complaint.txt" for f in fs], out, cfg, method="sentence", graphml=False,
+                  console=Console(file=io.StringIO()))
+        for f in fs:
+            ekg_path = out / f"{f.name}.ekg.json"
+            if not ekg_path.exists():  # the batch reported the document as failed
+                continue
+            sc = score_document(load_ekg(ekg_path), load_gold(f), tiers=("relaxed",))
+            rows[name][f.name] = {k: float(sc[f"relaxed_{k}"]) for k in keys}
+    docs = sorted(set(rows["yours"]) & set(rows["baseline"]))
+    report: dict = {"documents": len(docs), "baseline": baseline}
+    for k in keys:
+        a = [rows["yours"][d][k] for d in docs]
+        b = [rows["baseline"][d][k] for d in docs]
+        if not docs:
+            continue
+        d, lo, hi = paired_bootstrap_ci(a, b)
+        report[k] = {"yours": round(statistics.fmean(a), 4), "yours_ci95": [round(x, 4) for x in bootstrap_ci(a)],
+                     "baseline": round(statistics.fmean(b), 4), "baseline_ci95": [round(x, 4) for x in bootstrap_ci(b)],
+                     "difference": round(d, 4), "difference_ci95": [round(lo, 4), round(hi, 4)]}
+    return report
+
+
+def _save(heads, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    heads.save(path)
+    return path
+
+
+def require_documents(folders: list[Path], n: int = 2) -> None:
+    if len(folders) < n:
+        raise ConfigError(f"training the event heads needs at least {n} annotated documents (found {len(folders)})")
+
+
+__all__ = ["PAGE_SUFFIX", "check_gold", "compare_on_gold", "gold_folders", "require_documents"]
