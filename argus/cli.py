@@ -7,6 +7,7 @@
     argus eval GOLD... --out DIR           floor, pipeline and one-shot against gold, structural, judges, agreement
     argus train-events --out FILE          train the sentence design's event heads (type, trigger)
     argus annotate export|report …         human-evaluation sheets and their agreement statistics
+    argus annotate serve FOLDER            correct a folder's graphs in the browser, saved as gold
     argus schema                           print the EKG JSON Schema
     argus fetch-courtlistener …            download NOS 442 complaints from CourtListener RECAP
 """
@@ -328,7 +329,8 @@ def optimize_command(
     raise typer.Exit(0 if result.frontier and not result.failed else 1)
 
 
-annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics",
+annotate_app = typer.Typer(no_args_is_help=True, help="Human evaluation: annotation sheets and agreement statistics; "
+                                                        "correcting graphs into gold in the browser",
                            rich_markup_mode=help_markup_mode())
 app.add_typer(annotate_app, name="annotate")
 
@@ -378,6 +380,24 @@ def annotate_report(
     typer.echo(text)
     if out:
         write_text_atomic(out, text + "\n")
+
+
+@annotate_app.command("serve")
+def annotate_serve(
+    folder: Path = typer.Argument(..., help="A folder of *.ekg.json files (argus extract --out), where the gold goes"),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="TCP port (0: any free one)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: this machine only by default"),
+):
+    """Correct the graphs of FOLDER in the browser: each document's corrections are saved as <doc_id>.gold.json
+    (the shared SPEC format) beside its EKG, with what was changed in <doc_id>.corrections.json."""
+    from argus.errors import ArgusError
+    from argus.output.annotate import serve
+
+    try:
+        serve(folder, host=host, port=port, echo=typer.echo)
+    except ArgusError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2)
 
 
 @app.command("train-facts")
@@ -509,7 +529,7 @@ def train_events(
                        f"{cv.type_accuracy:.3f} (on event sentences {cv.type_accuracy_on_events:.3f}), "
                        f"trigger top-1 {cv.trigger_top1:.3f}")
             if yours:
-                from argus.training.gold import compare_on_gold
+                from argus.runs.evaluation import compare_on_gold
 
                 cmp = compare_on_gold(yours, cv.heads, Path(staging.name) / "compare")
                 heads.meta["gold_report"] = cmp

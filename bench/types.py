@@ -142,7 +142,7 @@ def main() -> None:
         rungs += ("fine-tuned", "fine-tuned +lexicon", "fine-tuned x head +lexicon")
     acc: dict[str, dict[str, list[bool]]] = {r: {} for r in rungs}
     confusions: collections.Counter = collections.Counter()
-    for tr, te in H._folds(len(docs), args.folds):
+    for tr, te in H._folds(len(docs), args.folds, [d.doc_id for d in docs]):  # each style dealt over the folds
         c_type, c_trigger = H._choose(f, tr)
         tm = H._type_model(c_type).fit(*H._type_xy(f, tr))
         wm = H._trigger_model(c_trigger).fit(*H._trigger_xy(f, tr))

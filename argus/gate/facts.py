@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Protocol, get_args
 import numpy as np
 
 from argus.text.documents import Document, SectionKind
+from argus.text.preprocess import citation_sentence
 from argus.models.embeddings import encode, is_embedded
 from argus.errors import ConfigError
 from argus.io import write_json_atomic
@@ -124,8 +125,12 @@ _CITATION = re.compile(
 
 def is_citation(text: str) -> bool:
     """A sentence that cites rather than tells ("Id., at 295.", "539 U. S., at 328.", "See ante, at 5."):
-    a citation form and at most 20 words. It is never a fact."""
-    return bool(_CITATION.search(text)) and len(WORD.findall(text)) <= 20
+    a citation form and at most 20 words, or a sentence the citations eyecite finds in it make up
+    (``argus.text.preprocess.citation_sentence``: "See Faragher v. City of Boca Raton, 524 U.S. 775, 807
+    (1998)."). It is never a fact."""
+    if _CITATION.search(text) and len(WORD.findall(text)) <= 20:
+        return True
+    return bool(_CITATION.search(text)) and citation_sentence(text)
 
 
 def narrates_event(text: str) -> bool:

@@ -3,7 +3,8 @@ structural checks, LLM judges, pairwise preference with agreement statistics, ju
 merge statistics and cost per document — as pandas DataFrames, written as CSV and Markdown.
 
 Inputs are folders of annotated complaints (``<doc>/complaint.txt`` + ``<doc>/gold.json``, or a
-split folder holding such folders). The graphs come from existing output folders (``--staged``,
+split folder holding such folders), or gold files ``<doc_id>.gold.json`` (``argus annotate serve`` writes them
+beside ``<doc_id>.ekg.json``), or folders of them (``find_gold_sources``). The graphs come from existing output folders (``--staged``,
 ``--oneshot``: ``<doc_id>.ekg.json`` files, e.g. from ``argus extract``) or are produced here into
 ``OUT/staged`` and ``OUT/oneshot`` (resumable: documents already there are not redone). Judge calls
 go to ``OUT/ledger.jsonl``; the pipelines' own calls stay in their EKGs and folders.
@@ -88,6 +89,73 @@ def find_gold_documents(paths) -> list[Path]:
     return found
 
 
+GOLD_SUFFIX = ".gold.json"
+"""A gold file of ``argus annotate serve``: ``<doc_id>.gold.json``."""
+
+
+@dataclass(frozen=True)
+class GoldSource:
+    """One annotated document: its id (``name``), its gold file and the text to run the pipeline on (None when
+    none was found)."""
+
+    name: str
+    gold: Path
+    text: Path | None
+
+
+def _gold_file_text(gold: Path, doc_id: str) -> Path | None:
+    """The text of ``<doc_id>.gold.json``: a ``<doc_id>`` text or PDF file beside it, else the source named by the
+    ``<doc_id>.ekg.json`` beside it (or by the gold file's ``annotation.source``) where that file exists."""
+    from argus.ingest.files import INPUT_SUFFIXES
+
+    folder = gold.parent
+    for suffix in sorted(INPUT_SUFFIXES):
+        for cand in (folder / f"{doc_id}{suffix}", folder / f"{doc_id}{suffix.upper()}"):
+            if cand.is_file():
+                return cand
+    named: list[str] = []
+    ekg = folder / f"{doc_id}.ekg.json"
+    for path, read in ((ekg, lambda d: d.get("source")), (gold, lambda d: (d.get("annotation") or {}).get("source"))):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            named.append(read(data) if isinstance(data, dict) else None)
+        except (OSError, ValueError):
+            continue
+    for src in named:
+        if isinstance(src, str) and src and Path(src).is_file():
+            return Path(src)
+    return None
+
+
+def find_gold_sources(paths) -> list[GoldSource]:
+    """The annotated documents under ``paths``: each a corpus document folder (``gold.json`` + ``complaint.txt``),
+    a gold file ``<doc_id>.gold.json``, or a folder holding either kind (document folders, then gold files)."""
+    found: list[GoldSource] = []
+
+    def folder_doc(d: Path) -> GoldSource:
+        return GoldSource(d.name, d / "gold.json", d / "complaint.txt" if (d / "complaint.txt").is_file() else None)
+
+    def gold_file(f: Path) -> GoldSource:
+        doc_id = f.name[: -len(GOLD_SUFFIX)]
+        return GoldSource(doc_id, f, _gold_file_text(f, doc_id))
+
+    for p in map(Path, paths):
+        if (p / "gold.json").is_file():
+            found.append(folder_doc(p))
+        elif p.is_file() and p.name.endswith(GOLD_SUFFIX):
+            found.append(gold_file(p))
+        elif p.is_dir():
+            found += [folder_doc(d) for d in sorted(p.iterdir()) if (d / "gold.json").is_file()]
+            found += [gold_file(f) for f in sorted(p.glob(f"*{GOLD_SUFFIX}")) if f.is_file()]
+        else:
+            raise InputError(f"{p}: not an annotated document folder (no gold.json), a *{GOLD_SUFFIX} file nor a "
+                             "folder of them")
+    if not found:
+        raise InputError(f"no annotated documents (folders with gold.json, or *{GOLD_SUFFIX} files) under "
+                         f"{', '.join(map(str, paths))}")
+    return found
+
+
 def load_ekgs(folder: Path) -> dict[str, DocumentEKG]:
     out: dict[str, DocumentEKG] = {}
     for f in sorted(Path(folder).glob("*.ekg.json")):
@@ -96,10 +164,10 @@ def load_ekgs(folder: Path) -> dict[str, DocumentEKG]:
     return out
 
 
-def _ensure_outputs(docs: list[Path], folder: Path, method: str, config: ArgusConfig, console) -> None:
+def _ensure_outputs(docs: list[GoldSource], folder: Path, method: str, config: ArgusConfig, console) -> None:
     from argus.runs.batch import run_batch
 
-    missing = [d / "complaint.txt" for d in docs if not (folder / f"{d.name}.ekg.json").exists()]
+    missing = [d.text for d in docs if d.text is not None and not (folder / f"{d.name}.ekg.json").exists()]
     if missing:
         run_batch(missing, folder, config, method=method, skip_existing=True, console=console)
 
@@ -139,7 +207,7 @@ def run_evaluation(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ev = config.eval
-    docs = find_gold_documents(gold_paths)
+    docs = find_gold_sources(gold_paths)
     report = EvalReport(out_dir=out, ledger=CostLedger(path=out / "ledger.jsonl"))
 
     # ---- graphs
@@ -174,7 +242,7 @@ def run_evaluation(
     golds = {}
     for d in docs:
         try:
-            golds[d.name] = load_gold(d)
+            golds[d.name] = load_gold(d.gold)
         except Exception as exc:  # a broken gold file is reported, the rest go on
             report.errors.append({"doc_id": d.name, "method": "", "step": "load gold", "error": f"{type(exc).__name__}: {exc}"})
     for d in docs:
@@ -366,3 +434,64 @@ def _write(report: EvalReport, out: Path) -> None:
     totals = report.ledger.totals() if report.ledger else None
     if totals is not None:
         write_text_atomic(out / "judge_cost.json", json.dumps(totals.as_dict(), indent=2))
+
+
+def compare_on_gold(folders: list[Path], fold_heads: dict[str, "object"], work: Path,
+                    baseline: str = "embedded") -> dict:
+    """The offline default (``argus extract``'s code path) on each document of ``folders`` with the heads of
+    the fold it was held out of (``fold_heads``: doc_id → EventHeads, from ``cross_validate``) and with the
+    ``baseline`` heads, scored against its gold: relaxed event, entity, temporal and causal F1, the mean of
+    each with a 95 % bootstrap interval and the paired difference (fold heads − baseline) with a 95 % paired
+    bootstrap interval over the documents."""
+    import io
+    import statistics
+
+    from rich.console import Console
+
+    from argus.experiments.stats import paired_bootstrap_ci
+    from argus.output.export import load_ekg
+    from argus.runs.batch import run_batch
+    from metrics.gold import load_gold, score_document
+    from optimizers.frontier.pareto import bootstrap_ci
+
+    keys = ("events_f1", "entities_f1", "temporal_f1", "causal_f1")
+    rows: dict[str, dict[str, dict[str, float]]] = {"yours": {}, "baseline": {}}
+    by_heads: dict[int, list[Path]] = {}
+    heads_of: dict[int, object] = {}
+    for f in folders:
+        h = fold_heads.get(f.name)
+        if h is None:
+            continue
+        by_heads.setdefault(id(h), []).append(f)
+        heads_of[id(h)] = h
+    runs = [("yours", str(_save(heads_of[k], work / f"fold{n}.json")), fs) for n, (k, fs) in enumerate(by_heads.items())]
+    runs.append(("baseline", baseline, [f for fs in by_heads.values() for f in fs]))
+    for n, (name, heads, fs) in enumerate(runs):
+        out = work / f"run{n}"
+        cfg = ArgusConfig.load(None, {"cache_dir": str(work / "cache"), "sentence.heads": heads})
+        run_batch([f / "complaint.txt" for f in fs], out, cfg, method="sentence", graphml=False,
+                  console=Console(file=io.StringIO()))
+        for f in fs:
+            ekg_path = out / f"{f.name}.ekg.json"
+            if not ekg_path.exists():  # the batch reported the document as failed
+                continue
+            sc = score_document(load_ekg(ekg_path), load_gold(f), tiers=("relaxed",))
+            rows[name][f.name] = {k: float(sc[f"relaxed_{k}"]) for k in keys}
+    docs = sorted(set(rows["yours"]) & set(rows["baseline"]))
+    report: dict = {"documents": len(docs), "baseline": baseline}
+    for k in keys:
+        a = [rows["yours"][d][k] for d in docs]
+        b = [rows["baseline"][d][k] for d in docs]
+        if not docs:
+            continue
+        d, lo, hi = paired_bootstrap_ci(a, b)
+        report[k] = {"yours": round(statistics.fmean(a), 4), "yours_ci95": [round(x, 4) for x in bootstrap_ci(a)],
+                     "baseline": round(statistics.fmean(b), 4), "baseline_ci95": [round(x, 4) for x in bootstrap_ci(b)],
+                     "difference": round(d, 4), "difference_ci95": [round(lo, 4), round(hi, 4)]}
+    return report
+
+
+def _save(heads, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    heads.save(path)
+    return path

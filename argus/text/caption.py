@@ -330,6 +330,7 @@ def read_case_title(text: str, limit: int = 10000) -> Caption | None:
             cap.plaintiffs[-1].aliases.append(label)
     for party in cap.parties:
         _introduce(party, text[start: start + 40000])
+        _head_noun_alias(party, text[end: end + 40000])
     return cap if cap.parties else None
 
 
@@ -371,13 +372,24 @@ def _mixed_case_title(text: str, limit: int) -> Caption | None:
                     if label.casefold() not in {a.casefold() for a in party.aliases}:
                         party.aliases.append(label)
                     break
-            if party.kind == "organization":  # "the Department", "the Township": the body's short name
-                for word in re.findall(r"\b(?:Department|Township|University|City|County|Company|Board|Commission|"
-                                       r"District|Agency|Authority|Hospital|College|School|Bank|Corporation)\b", party.name):
-                    if len(re.findall(rf"\b[Tt]he {word}\b", body)) >= 2 and word not in party.aliases:
-                        party.aliases.append(word)
+            _head_noun_alias(party, body)
         return cap
     return None
+
+
+_HEAD_NOUN = re.compile(r"\b(?:Department|Township|University|City|County|Company|Board|Commission|District|Agency|"
+                        r"Authority|Hospital|College|School|Bank|Corporation)\b", re.I)
+
+
+def _head_noun_alias(party: CaptionParty, body: str) -> None:
+    """An organisation's head noun as its short name where the body writes it twice with "the" ("the
+    Department", "the University")."""
+    if party.kind != "organization":
+        return
+    for m in _HEAD_NOUN.finditer(party.name):
+        word = m.group(0).capitalize()
+        if len(re.findall(rf"\b[Tt]he {word}\b", body)) >= 2 and word not in party.aliases:
+            party.aliases.append(word)
 
 
 def _add(cap: Caption, side: str, name: str, span: tuple[int, int]) -> None:

@@ -16,10 +16,8 @@ against its text (sentence spans inside it, evidence that names sentences) befor
 from __future__ import annotations
 
 import difflib
-import io
 import json
 import re
-import statistics
 from pathlib import Path
 
 from argus.errors import ConfigError, InputError
@@ -124,68 +122,9 @@ def _stage(gold_path: Path, staging: Path) -> Path:
     return out
 
 
-def compare_on_gold(folders: list[Path], fold_heads: dict[str, "object"], work: Path,
-                    baseline: str = "embedded") -> dict:
-    """The offline default (``argus extract``'s code path) on each document of ``folders`` with the heads of
-    the fold it was held out of (``fold_heads``: doc_id → EventHeads, from ``cross_validate``) and with the
-    ``baseline`` heads, scored against its gold: relaxed event, entity, temporal and causal F1, the mean of
-    each with a 95 % bootstrap interval and the paired difference (fold heads − baseline) with a 95 % paired
-    bootstrap interval over the documents."""
-    from rich.console import Console
-
-    from argus.config import ArgusConfig
-    from argus.experiments.stats import paired_bootstrap_ci
-    from argus.output.export import load_ekg
-    from argus.runs.batch import run_batch
-    from metrics.gold import load_gold, score_document
-    from optimizers.frontier.pareto import bootstrap_ci
-
-    keys = ("events_f1", "entities_f1", "temporal_f1", "causal_f1")
-    rows: dict[str, dict[str, dict[str, float]]] = {"yours": {}, "baseline": {}}
-    by_heads: dict[int, list[Path]] = {}
-    heads_of: dict[int, object] = {}
-    for f in folders:
-        h = fold_heads.get(f.name)
-        if h is None:
-            continue
-        by_heads.setdefault(id(h), []).append(f)
-        heads_of[id(h)] = h
-    runs = [("yours", str(_save(heads_of[k], work / f"fold{n}.json")), fs) for n, (k, fs) in enumerate(by_heads.items())]
-    runs.append(("baseline", baseline, [f for fs in by_heads.values() for f in fs]))
-    for n, (name, heads, fs) in enumerate(runs):
-        out = work / f"run{n}"
-        cfg = ArgusConfig.load(None, {"cache_dir": str(work / "cache"), "sentence.heads": heads})
-        run_batch([f / "complaint.txt" for f in fs], out, cfg, method="sentence", graphml=False,
-                  console=Console(file=io.StringIO()))
-        for f in fs:
-            ekg_path = out / f"{f.name}.ekg.json"
-            if not ekg_path.exists():  # the batch reported the document as failed
-                continue
-            sc = score_document(load_ekg(ekg_path), load_gold(f), tiers=("relaxed",))
-            rows[name][f.name] = {k: float(sc[f"relaxed_{k}"]) for k in keys}
-    docs = sorted(set(rows["yours"]) & set(rows["baseline"]))
-    report: dict = {"documents": len(docs), "baseline": baseline}
-    for k in keys:
-        a = [rows["yours"][d][k] for d in docs]
-        b = [rows["baseline"][d][k] for d in docs]
-        if not docs:
-            continue
-        d, lo, hi = paired_bootstrap_ci(a, b)
-        report[k] = {"yours": round(statistics.fmean(a), 4), "yours_ci95": [round(x, 4) for x in bootstrap_ci(a)],
-                     "baseline": round(statistics.fmean(b), 4), "baseline_ci95": [round(x, 4) for x in bootstrap_ci(b)],
-                     "difference": round(d, 4), "difference_ci95": [round(lo, 4), round(hi, 4)]}
-    return report
-
-
-def _save(heads, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    heads.save(path)
-    return path
-
-
 def require_documents(folders: list[Path], n: int = 2) -> None:
     if len(folders) < n:
         raise ConfigError(f"training the event heads needs at least {n} annotated documents (found {len(folders)})")
 
 
-__all__ = ["PAGE_SUFFIX", "check_gold", "compare_on_gold", "gold_folders", "require_documents"]
+__all__ = ["PAGE_SUFFIX", "check_gold", "gold_folders", "require_documents"]
