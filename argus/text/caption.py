@@ -386,7 +386,7 @@ def _head_noun_alias(party: CaptionParty, body: str) -> None:
     Department", "the University")."""
     if party.kind != "organization":
         return
-    for m in _HEAD_NOUN.finditer(party.name):
+    for m in _HEAD_NOUN.finditer(re.sub(r"\bDep[’']t\b", "Department", party.name)):  # "Mich. Dep't of State Police"
         word = m.group(0).capitalize()
         if len(re.findall(rf"\b[Tt]he {word}\b", body)) >= 2 and word not in party.aliases:
             party.aliases.append(word)
