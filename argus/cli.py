@@ -235,7 +235,8 @@ def _eval_methods(methods: list[str], no_oneshot: bool) -> tuple[str, ...]:
 
 @app.command("eval")
 def eval_command(
-    gold: list[Path] = typer.Argument(..., help="Annotated complaint folders (complaint.txt + gold.json) or split folders of them"),
+    gold: list[Path] = typer.Argument(..., help="Annotated complaint folders (complaint.txt + gold.json), <doc_id>.gold.json "
+                                                "files (argus annotate serve), or folders of either"),
     out: Path = typer.Option(Path("eval"), "--out", "-o", help="Output folder (tables/, report.md, ledger.jsonl)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config (default: ./argus.yaml if present)"),
     staged: Optional[Path] = typer.Option(None, "--staged", help="Existing staged outputs (*.ekg.json); default OUT/staged"),
@@ -470,6 +471,8 @@ def train_events(
                                                                    "beside <doc_id>.txt or .ekg.json, as argus annotate "
                                                                    "serve saves them, or <doc_id>/complaint.txt + "
                                                                    "gold.json folders), or one file; repeatable"),
+    drafts: bool = typer.Option(False, "--drafts", help="with --gold: also the documents not yet accepted on the "
+                                                        "correction page (status draft)"),
     report: bool = typer.Option(False, "--report", help="also measure the heads with folds over the complaints (every "
                                                           "choice inside the fold) and record the figures in the file; "
                                                           "with --gold, also the offline default with the fold heads "
@@ -505,10 +508,12 @@ def train_events(
         if gold:
             from argus.training.gold import gold_folders
 
-            yours = gold_folders(list(gold), Path(staging.name))
+            skipped: list[Path] = []
+            yours = gold_folders(list(gold), Path(staging.name), drafts=drafts, skipped=skipped)
             folders += yours
             typer.echo(f"your gold: {len(yours)} documents" + (f", beside {len(folders) - len(yours)} of {splits}"
-                                                              if len(folders) > len(yours) else ""))
+                                                              if len(folders) > len(yours) else "")
+                       + (f"; {len(skipped)} drafts left out (--drafts takes them)" if skipped else ""))
         if parts.strip():
             from argus.designs.sentence.heads import load_event_heads
 

@@ -35,7 +35,7 @@ def test_verbs_and_event_nouns_can_be_triggers(word):
 
 @pytest.mark.parametrize("word,index", [("Miller", 2), ("Cpt", 0), ("In", 0), ("either", 4), ("or", 2), ("one", 1),
                                         ("temporary", 3), ("the", 0), ("three", 1), ("2019", 2), ("would", 1),
-                                        ("summary", 2), ("dispatcher", 3), ("Sgt", 0), ("EEOC", 3), ("I", 0), ("is", 1), ("was", 2)])
+                                        ("summary", 2), ("dispatcher", 3), ("Sgt", 0), ("EEOC", 3), ("I", 0), ("is", 1), ("was", 2), ("did", 1)])
 def test_names_titles_numbers_and_function_words_never_are(word, index):
     assert not event_word(word, index)
 

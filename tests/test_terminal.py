@@ -18,7 +18,7 @@ from tests.conftest import PROJECT
 
 
 def _rows(n: int = 3) -> list[dict]:
-    return [{"doc_id": f"nysd-1-22-cv-0968{i}", "status": "ok", "sentences": 142, "facts": 61, "facts_by": "heading",
+    return [{"doc_id": f"nysd-1-22-cv-0968{i}", "status": "ok", "kind": "complaint", "sentences": 142, "facts": 61, "facts_by": "heading",
              "chunks": 9, "entities": 23, "events": 57, "temporal_edges": 48, "causal_edges": 6, "lm_calls": 31,
              "tokens": 48213, "cost_usd": 0.012345, "seconds": 41.87} for i in range(n)]
 
@@ -35,7 +35,7 @@ def test_the_extraction_summary_reads_at_80_columns_and_the_csv_stays_complete(t
     assert "…" not in text and max(map(len, text.splitlines())) <= 80
     for r in report.rows:  # one line per document, every figure whole
         line = next(ln for ln in text.splitlines() if ln.startswith(r["doc_id"]))
-        for label, value in (("sentences", 142), ("facts by", "heading"), ("temporal", 48), ("tokens", 48213),
+        for label, value in (("kind", "complaint"), ("sentences", 142), ("facts by", "heading"), ("temporal", 48), ("tokens", 48213),
                              ("USD", 0.012345), ("seconds", 41.87)):
             assert f"{label} {value}" in text.split(r["doc_id"], 1)[1], (label, line)
     wide = _render(200, lambda c: print_batch_summary(c, report, tmp_path))  # a wide terminal: the table

@@ -70,6 +70,17 @@ def test_both_layouts_are_read_and_each_gold_is_checked_against_its_text(tmp_pat
         gold_folders([tmp_path / "alone"], tmp_path / "s4")
     with pytest.raises(InputError, match="given twice"):
         gold_folders([corpus, corpus / docs[2].name], tmp_path / "s5")
+    # a draft (the page writes every edit; the user accepts a document when done) is left out unless asked for
+    draft = json.loads((docs[0] / "gold.json").read_text())
+    draft["annotation"] = {"status": "draft"}
+    (tmp_path / "drafts").mkdir()
+    (tmp_path / "drafts" / "d.gold.json").write_text(json.dumps(draft))
+    (tmp_path / "drafts" / "d.txt").write_text((docs[0] / "complaint.txt").read_text())
+    skipped: list = []
+    with pytest.raises(InputError, match="only drafts"):
+        gold_folders([tmp_path / "drafts"], tmp_path / "s7", skipped=skipped)
+    assert [p.name for p in skipped] == ["d.gold.json"]
+    assert [f.name for f in gold_folders([tmp_path / "drafts"], tmp_path / "s8", drafts=True)] == ["d"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no gold here"):
         gold_folders([tmp_path / "empty"], tmp_path / "s6")

@@ -93,12 +93,15 @@ def hash_source(text: str) -> str:
 class CspSources:
     """What a page's policy allows: the hashes of the scripts and style elements its templates inlined (through
     the filters ``inline_script`` and ``inline_style``), and what its library adds (``style_src``: style
-    elements, as CSP sources; ``style_attributes``: the exact text of style attributes)."""
+    elements, as CSP sources; ``style_attributes``: the exact text of style attributes; ``connect_src``: what its
+    script may fetch, as CSP sources, ``'self'`` for the page of a local server such as ``argus annotate serve``;
+    nothing by default)."""
 
     scripts: list[str] = field(default_factory=list)
     styles: list[str] = field(default_factory=list)
     style_src: Sequence[str] = ()
     style_attributes: Sequence[str] = ()
+    connect_src: Sequence[str] = ()
 
 
 def content_security_policy(sources: CspSources) -> str:
@@ -125,6 +128,7 @@ def content_security_policy(sources: CspSources) -> str:
         f"style-src {style_elem}",
         f"style-src-attr {style_attr}",
         "img-src data:",
+        *([f"connect-src {' '.join(dict.fromkeys(sources.connect_src))}"] if sources.connect_src else []),
         "base-uri 'none'",
         "object-src 'none'",
         "form-action 'none'",
@@ -184,15 +188,16 @@ def with_csp(html: str, sources: CspSources) -> str:
 
 
 def render_page(template: str, *, style_src: Sequence[str] = (), style_attributes: Sequence[str] = (),
-                **context: object) -> str:
+                connect_src: Sequence[str] = (), **context: object) -> str:
     """The page ``template`` (a file of ``argus/resources/templates``) rendered with ``context``, with its
     Content-Security-Policy (:func:`with_csp`): the scripts and style elements the templates inlined with the
     filters ``inline_script`` and ``inline_style`` by hash, ``style_src`` and ``style_attributes`` (what the
-    page's library adds, see :class:`CspSources`).
+    page's library adds, see :class:`CspSources`) and ``connect_src`` (what its script may fetch: nothing by default).
 
     Autoescape is on: every value a template writes is escaped, so it is shown as text, except markup
     (``Markup``), which is written as it is. A name the template uses but ``context`` lacks is an
     error, not an empty string.
     """
-    sources = CspSources(style_src=tuple(style_src), style_attributes=tuple(style_attributes))
+    sources = CspSources(style_src=tuple(style_src), style_attributes=tuple(style_attributes),
+                         connect_src=tuple(connect_src))
     return with_csp(_PAGES.get_template(template).render(**context, **{_CSP_KEY: sources}), sources)

@@ -52,7 +52,7 @@ from argus.graph.timeline import Timeline, iso_date, parse_date, text_order, tim
 __all__ = [
     "AGENT_ROLES", "GRAPH_COLUMNS", "PLACE_ROLES", "IndexEntry", "Span", "Timeline", "escape", "index_documents",
     "json_script", "nest_spans", "parse_date", "render_index", "render_page", "render_text", "render_view",
-    "resource", "timeline_order", "view_data", "view_path_for", "write_index", "write_view",
+    "resource", "timeline_order", "view_context", "view_data", "view_path_for", "write_index", "write_view",
 ]
 
 AGENT_ROLES = frozenset({
@@ -354,16 +354,17 @@ def _counts(ekg: DocumentEKG) -> list[tuple[str, object]]:
     ]
 
 
-def render_view(ekg: DocumentEKG) -> str:
-    """The whole page (see the module docstring)."""
+def view_context(ekg: DocumentEKG) -> dict:
+    """What ``view.html.j2`` and its panels (``view_text``, ``view_events``, ``view_timeline``, ``view_graph``,
+    ``view_entities``) need to show ``ekg``; ``argus annotate serve``'s page shows its panels from the same."""
     tl = timeline_order(ekg)
     g = ekg.graph
     pos = text_order(ekg)
     stages_by_model: dict[str, list[str]] = {}
     for stage, model in ekg.models.items():
         stages_by_model.setdefault(model, []).append(stage)
-    return render_page(
-        "view.html.j2", ekg=ekg, g=g, tl=tl,
+    return dict(
+        ekg=ekg, g=g, tl=tl,
         counts=_counts(ekg),
         stages_by_model=stages_by_model,
         text_html=render_text(ekg) if ekg.text else Markup(),
@@ -379,6 +380,11 @@ def render_view(ekg: DocumentEKG) -> str:
         models_called=sorted({e.model for e in ekg.ledger.entries}),
         data_script=json_script(view_data(ekg, tl), "ekg-data"),
     )
+
+
+def render_view(ekg: DocumentEKG) -> str:
+    """The whole page (see the module docstring)."""
+    return render_page("view.html.j2", **view_context(ekg))
 
 
 # ----------------------------------------------------------------------------- files

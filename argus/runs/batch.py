@@ -639,7 +639,7 @@ def print_batch_summary(console: Console, report: BatchReport, out: Path) -> Non
 
     cols = SUMMARY_COLUMNS[:1] + SUMMARY_COLUMNS[2:]
     headers = [SUMMARY_HEADERS[c] for c in cols]
-    print_table(console, "ARGUS extraction summary", headers, [[r[c] for c in cols] for r in report.rows],
+    print_table(console, "ARGUS extraction summary", headers, [[r.get(c, "") for c in cols] for r in report.rows],
                 right=headers[1:])
     for e in report.errors:
         console.print(f"[red]failed[/red] {e['source']}: {e['message']}")

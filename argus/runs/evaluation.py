@@ -3,9 +3,10 @@ structural checks, LLM judges, pairwise preference with agreement statistics, ju
 merge statistics and cost per document — as pandas DataFrames, written as CSV and Markdown.
 
 Inputs are folders of annotated complaints (``<doc>/complaint.txt`` + ``<doc>/gold.json``, or a
-split folder holding such folders), or gold files ``<doc_id>.gold.json`` (``argus annotate serve`` writes them
-beside ``<doc_id>.ekg.json``), or folders of them (``find_gold_sources``). The graphs come from existing output folders (``--staged``,
-``--oneshot``: ``<doc_id>.ekg.json`` files, e.g. from ``argus extract``) or are produced here into
+split folder holding such folders), or gold files ``<doc_id>.gold.json`` (``argus annotate serve`` writes
+them beside ``<doc_id>.ekg.json``), or folders of them (``find_gold_sources``). The graphs come from
+existing output folders (``--staged``, ``--oneshot``: ``<doc_id>.ekg.json`` files, e.g. from ``argus
+extract``) or are produced here into
 ``OUT/staged`` and ``OUT/oneshot`` (resumable: documents already there are not redone). Judge calls
 go to ``OUT/ledger.jsonl``; the pipelines' own calls stay in their EKGs and folders.
 

@@ -99,10 +99,10 @@ EVENT_NOUNS = frozenset(
 _EVENT_SUFFIXES = (("ation", ("ate", "e", "")), ("ition", ("ite", "e", "")), ("tion", ("te", "t", "")),
                    ("sion", ("d", "de", "t", "")), ("ment", ("",)), ("ance", ("", "e")), ("ence", ("", "e")),
                    ("al", ("", "e")), ("ial", ("y",)), ("ure", ("", "e")), ("ing", ("", "e")))
-# nor does a time of day, a thing, or "be" alone ("This is the program at issue"; "was" before "promoted" is
-# the auxiliary of the event word after it)
+# nor does a time of day, a thing, or "be" or "do" alone ("This is the program at issue"): "was" before
+# "promoted" and "did" before "not provide" are the auxiliaries of the event word after them
 _NOT_EVENTS = frozenset("morning evening afternoon night thing nothing something anything everything "
-                        "be is was were are am been being".split())
+                        "be is was were are am been being do does did".split())
 _PAST_FORM = re.compile(r"^[a-z][a-z\-]{2,}ed$")  # "texted", "rebooked": a verb the lexicon lacks
 
 

@@ -75,22 +75,44 @@ def _holds(span_text: str, sentence: str) -> bool:
     return difflib.SequenceMatcher(None, " ".join(got), " ".join(want), autojunk=False).ratio() >= 0.8
 
 
-def gold_folders(paths: list[Path], staging: Path) -> list[Path]:
+def is_draft(gold_path: Path) -> bool:
+    """Whether a page-layout gold file is a draft: the correction page writes every edit, and marks the file
+    ``accepted`` only when the user accepts the document (``annotation.status``)."""
+    try:
+        data = json.loads(gold_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # unreadable: check_gold says why
+    return isinstance(data, dict) and (data.get("annotation") or {}).get("status") == "draft"
+
+
+def gold_folders(paths: list[Path], staging: Path, drafts: bool = False, skipped: list | None = None) -> list[Path]:
     """The documents under ``paths`` as corpus-layout folders (``complaint.txt`` + ``gold.json``), each
-    checked (``check_gold``); page-layout files are staged under ``staging``. Raises ``InputError`` for a
-    path that holds no gold, a gold file without its text, a document named twice."""
+    checked (``check_gold``); page-layout files are staged under ``staging``, drafts left out unless
+    ``drafts`` (their paths appended to ``skipped``). Raises ``InputError`` for a path that holds no gold, a
+    gold file without its text, a document named twice."""
+    skipped = [] if skipped is None else skipped
+
+    def page(g: Path) -> list[Path]:
+        if not drafts and is_draft(g):
+            skipped.append(g)
+            return []
+        return [_stage(g, staging)]
+
     folders: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise InputError(f"--gold {p}: no such file or folder")
         found: list[Path] = []
         if p.is_file() and p.name.endswith(PAGE_SUFFIX):
-            found.append(_stage(p, staging))
+            found += page(p)
         elif p.is_dir() and (p / "gold.json").is_file():
             found.append(p)
         elif p.is_dir():
             found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "gold.json").is_file())
-            found += [_stage(g, staging) for g in sorted(p.glob(f"*{PAGE_SUFFIX}"))]
+            found += [f for g in sorted(p.glob(f"*{PAGE_SUFFIX}")) for f in page(g)]
+        if not found and skipped:
+            raise InputError(f"--gold {p}: only drafts here ({len(skipped)}); accept a document on the page (A) "
+                             "when its corrections are done, or pass --drafts")
         if not found:
             raise InputError(f"--gold {p}: no gold here (a folder of <doc_id>{PAGE_SUFFIX} files with their text, "
                              "or of <doc_id>/complaint.txt + gold.json folders)")
@@ -127,4 +149,4 @@ def require_documents(folders: list[Path], n: int = 2) -> None:
         raise ConfigError(f"training the event heads needs at least {n} annotated documents (found {len(folders)})")
 
 
-__all__ = ["PAGE_SUFFIX", "check_gold", "gold_folders", "require_documents"]
+__all__ = ["PAGE_SUFFIX", "check_gold", "gold_folders", "is_draft", "require_documents"]

@@ -1,6 +1,8 @@
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('ekg-data').textContent);
+  // a page that rewrites its data block (argus annotate serve's, after an edit) says so with this event
+  document.addEventListener('argus:data', function () { data = JSON.parse(document.getElementById('ekg-data').textContent); });
   var pane = document.getElementById('text-pane');
   var detail = document.getElementById('detail-body');
   function all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
