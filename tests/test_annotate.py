@@ -620,3 +620,24 @@ def test_cli_serve_refuses_a_folder_without_ekgs(tmp_path):
     assert res.exit_code == 2 and "no *.ekg.json" in res.output
     res = CliRunner().invoke(app, ["annotate", "serve", str(tmp_path / "missing")])
     assert res.exit_code == 2 and "not a folder" in res.output
+
+
+def test_saved_gold_is_training_data_once_accepted(client, folder, tmp_path):
+    """The page's files are what ``argus train-events --gold`` reads: a draft is left out until the user accepts
+    the document; the text comes from the EKG beside the gold file, and every saved file fits it."""
+    from argus.errors import InputError
+    from argus.training.gold import gold_folders
+
+    first, second = doc_ids(folder)[:2]
+    for doc_id in (first, second):
+        model = ok(client.get(f"/api/doc/{doc_id}"))["gold"]
+        ok(post(client, doc_id, 0, {"op": "set_type", "event": model["graph"]["events"][0]["id"], "type": "complaint"}))
+    skipped: list = []
+    with pytest.raises(InputError, match="only drafts"):
+        gold_folders([folder], tmp_path / "staging", skipped=skipped)
+    assert sorted(p.name for p in skipped) == sorted(f"{d}{GOLD_SUFFIX}" for d in (first, second))
+    ok(post(client, first, 1, {"op": "accept"}))
+    staged = gold_folders([folder], tmp_path / "staging2")
+    assert [f.name for f in staged] == [first]
+    assert (staged[0] / "complaint.txt").read_text(encoding="utf-8") == text_of(folder, first)
+    assert len(gold_folders([folder], tmp_path / "staging3", drafts=True)) == 2
