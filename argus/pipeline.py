@@ -40,6 +40,7 @@ from argus.errors import ArgusError, ConfigError, InputError, LMCallError
 from argus.gate.facts import FactGateReport, gate_facts, load_fact_classifier
 from argus.designs.sentence.heads import EventHeads, load_event_heads
 from argus.graph.grounding import Aligner, ground_document
+from argus.ingest.common import replace_surrogates
 from argus.ingest.files import read_document
 from argus.models.ledger import CostLedger, ledger_context
 from argus.models.lm import MeteredLM, SchemaJSONAdapter, build_lm
@@ -159,6 +160,9 @@ class ArgusPipeline(dspy.Module):
             raw = source
         else:
             raw = read_document(source)
+        text, notes = replace_surrogates(raw.text)
+        if notes:  # a str given as text or as a RawDocument: the encoders and the EKG's JSON take no surrogate
+            raw = raw.model_copy(update={"text": text, "warnings": [*raw.warnings, *notes]})
         if len(raw.text) > self.config.limits.max_document_chars:
             raise InputError(
                 f"{raw.source}: {len(raw.text):,} characters exceeds limits.max_document_chars="

@@ -310,6 +310,12 @@ def ground_items(
             grounded_aliases = [a for a in grounded_aliases if a != new]
         ent.aliases = grounded_aliases
         mentions = _dedupe_mentions([m for ms in found.values() for m in ms])
+        named = found.get(ent.name, [])
+        if named and not any(m in named for m in mentions):
+            # every occurrence of the name lies inside a longer alias's ("Norristown" only ever in "Norristown
+            # store"), so deduplication kept none: the name's own mentions stay, the alias's holding them go
+            mentions = _dedupe_mentions(named + [m for m in mentions if not any(
+                m.span[0] <= n.span[0] and n.span[1] <= m.span[1] for n in named)])
         spans[ent.id] = mentions
         if hasattr(ent, "mentions"):
             ent.mentions = mentions

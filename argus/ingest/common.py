@@ -51,4 +51,19 @@ def replace_controls(text: str) -> tuple[str, list[str]]:
                   f"for one, else by spaces; offsets are unchanged{hint}"]
 
 
-__all__ = ["count_controls", "doc_id_for", "replace_controls"]
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> tuple[str, list[str]]:
+    """``text`` with each lone surrogate (U+D800–U+DFFF) replaced by U+FFFD, one for one so that offsets
+    hold, and the warning that counts them (none when there were none). A Python ``str`` can hold one where
+    no file can (JSON's ``"\\ud800"``, bytes decoded with ``surrogateescape``); no tokenizer or JSON writer
+    takes it."""
+    found = len(_SURROGATES.findall(text))
+    if not found:
+        return text, []
+    return _SURROGATES.sub("\ufffd", text), [
+        f"{found} lone surrogate code point(s) (not Unicode text) replaced by U+FFFD; offsets are unchanged"]
+
+
+__all__ = ["count_controls", "doc_id_for", "replace_controls", "replace_surrogates"]

@@ -64,7 +64,9 @@ _WORD = r"[A-Z][\w'’\-]*[\w]|[A-Z]"
 _RUN = re.compile(
     rf"(?:\b{_TITLE}\s+)?\b(?:{_WORD})(?:\.(?=\s+[A-Z]))?(?:\s+(?:[A-Z]\.|(?:{_WORD})|of|and|&|for|the|de|van|von|la)(?=\W|$)){{0,5}}"
 )
-_DEFINITION = re.compile(r"(?P<name>(?:\b{t}\s+)?[A-Z][\w'’\-.&,]*(?:\s+(?:[A-Z][\w'’\-.&,]*|of|and|&|for|the)){{0,7}})"
+#: a word of the name at most 61 characters: unbounded, a long run without spaces (a PDF whose font has no space
+#: glyph) cost quadratic time, every capital scanning to the run's end (17,000 characters: 10 s)
+_DEFINITION = re.compile(r"(?P<name>(?:\b{t}\s+)?[A-Z][\w'’\-.&,]{{0,60}}(?:\s+(?:[A-Z][\w'’\-.&,]{{0,60}}|of|and|&|for|the)){{0,7}})"
                          r"\s*\(\s*(?:the\s+|an?\s+)?[\"“](?P<alias>[^\"”“]{{1,60}}?)[,.]?[\"”]".format(t=_TITLE))
 _POSSESSIVE = re.compile(r"[’']s?$")
 _TRAILING = re.compile(r"(?:\s+(?:of|and|&|for|the|de|van|von|la))+$")
