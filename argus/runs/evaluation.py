@@ -444,6 +444,7 @@ def compare_on_gold(folders: list[Path], fold_heads: dict[str, "object"], work: 
     ``baseline`` heads, scored against its gold: relaxed event, entity, temporal and causal F1, the mean of
     each with a 95 % bootstrap interval and the paired difference (fold heads − baseline) with a 95 % paired
     bootstrap interval over the documents."""
+    import contextlib
     import io
     import statistics
 
@@ -470,8 +471,9 @@ def compare_on_gold(folders: list[Path], fold_heads: dict[str, "object"], work: 
     for n, (name, heads, fs) in enumerate(runs):
         out = work / f"run{n}"
         cfg = ArgusConfig.load(None, {"cache_dir": str(work / "cache"), "sentence.heads": heads})
-        run_batch([f / "complaint.txt" for f in fs], out, cfg, method="sentence", graphml=False,
-                  console=Console(file=io.StringIO()))
+        with contextlib.redirect_stdout(io.StringIO()):  # the batch lists the EKGs it wrote on stdout
+            run_batch([f / "complaint.txt" for f in fs], out, cfg, method="sentence", graphml=False,
+                      console=Console(file=io.StringIO()))
         for f in fs:
             ekg_path = out / f"{f.name}.ekg.json"
             if not ekg_path.exists():  # the batch reported the document as failed
