@@ -132,6 +132,11 @@ def test_quotations_closing_quotes_and_paragraph_numbers():
         "He has been damaged thereby.", "7. Defendant KCS is a railroad."]
     assert _sentences("It is race consciousness that drives such plans.2 As for holistic review, it differs.") == [
         "It is race consciousness that drives such plans.2", "As for holistic review, it differs."]
+    # a pair read half curly, half straight (OCR) still closes: the sentences after it are not swallowed
+    assert _sentences('He asked whether she was “actually planning on coming back." Two weeks later, he cut her hours. '
+                      'She complained.') == ['He asked whether she was “actually planning on coming back."',
+                                             "Two weeks later, he cut her hours.", "She complained."]
+    assert _sentences('She wrote "Leave it to Craig.” He did.') == ['She wrote "Leave it to Craig.”', "He did."]
 
 
 @pytest.mark.parametrize("text", [

@@ -238,7 +238,8 @@ def _legal_nupunkt():
 
 def _quotations(text: str) -> tuple[list[int], list[bool]]:
     """Where the text enters and leaves quotations: offsets and, from each on, whether it lies inside one.
-    “ ” nest; a straight " opens after a space or bracket before a word and closes at the next one."""
+    “ ” nest; a straight " opens after a space or bracket before a word and closes at the next one; a pair
+    read half curly, half straight (OCR) opens and closes as a pair."""
     where, inside = [0], [False]
     curly, straight = 0, False
     for m in _QUOTE_MARK.finditer(text):
@@ -246,9 +247,14 @@ def _quotations(text: str) -> tuple[list[int], list[bool]]:
         if ch == "“":
             curly += 1
         elif ch == "”":
-            curly = max(0, curly - 1)
+            if curly:
+                curly -= 1
+            else:  # a straight opening closed by a curly mark (an OCR reading mixes them)
+                straight = False
         elif straight:
             straight = False
+        elif curly and (i + 1 == len(text) or text[i + 1].isspace() or text[i + 1] in ".,;:!?)]"):
+            curly -= 1  # “… closed by a straight mark: OCR reads one of a pair curly, the other straight
         elif (i == 0 or text[i - 1].isspace() or text[i - 1] in "([{—–-") \
                 and i + 1 < len(text) and not text[i + 1].isspace():
             straight = True
