@@ -54,6 +54,7 @@ from typing import Any
 
 from argus.errors import InputError
 from argus.graph.schema import CAUSAL_RELATIONS, ENTITY_KINDS, EVENT_TYPES, LEGAL_ROLES, TEMPORAL_RELATIONS, DocumentEKG
+from argus.ingest.gold import GOLD_SUFFIX
 from argus.io import write_json_atomic
 from argus.output.export import load_ekg
 from argus.output.gold_edits import (
@@ -70,7 +71,6 @@ __all__ = ["AnnotationStore", "CORRECTIONS_SUFFIX", "EKG_SUFFIX", "GOLD_SUFFIX",
            "create_app", "host_name", "render_annotate_page", "serve"]
 
 EKG_SUFFIX = ".ekg.json"
-GOLD_SUFFIX = ".gold.json"
 CORRECTIONS_SUFFIX = ".corrections.json"
 TOKEN_HEADER = "X-Argus-Token"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

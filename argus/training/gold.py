@@ -1,16 +1,11 @@
 """Training on the user's own gold: any folders of gold files, not only the shared corpus's splits.
 
-Two layouts are read:
-
-- the corpus's: a folder per document, ``<doc_id>/complaint.txt`` beside ``<doc_id>/gold.json`` (a folder
-  of such folders, or one of them);
-- the correction page's (``argus annotate serve``): ``<doc_id>.gold.json`` in a folder, its text beside it
-  as ``<doc_id>.txt`` or, where there is none, the text of ``<doc_id>.ekg.json`` (the text every span of
-  the EKG and of the gold indexes).
-
-The training code reads the corpus layout, so a page-layout document is staged as one (its text and gold
-copied into ``staging/<doc_id>/``). Every gold file is read with ``metrics.gold.load_gold`` and checked
-against its text (sentence spans inside it, evidence that names sentences) before anything trains on it.
+The documents are found as ``argus eval`` finds them (``argus.ingest.gold.find_gold_sources``: the corpus's
+layout, ``<doc_id>/complaint.txt`` + ``gold.json``, and the correction page's, ``<doc_id>.gold.json`` with its
+text beside it); a page-layout document whose text file is gone reads the text of the ``<doc_id>.ekg.json``
+beside it. The training code reads the corpus layout, so a page-layout document is staged as one (its text and
+gold copied into ``staging/<doc_id>/``). Every gold file is checked against the SPEC's rules
+(``metrics.gold.gold_problems``) and against its text before anything trains on it.
 """
 
 from __future__ import annotations
@@ -20,46 +15,32 @@ import json
 import re
 from pathlib import Path
 
-from argus.errors import ConfigError, InputError
-
-PAGE_SUFFIX = ".gold.json"
-
-
-def _text_beside(gold_path: Path) -> str | None:
-    doc_id = gold_path.name[: -len(PAGE_SUFFIX)]
-    txt = gold_path.with_name(f"{doc_id}.txt")
-    if txt.is_file():
-        return txt.read_text(encoding="utf-8")
-    ekg = gold_path.with_name(f"{doc_id}.ekg.json")
-    if ekg.is_file():
-        return json.loads(ekg.read_text(encoding="utf-8")).get("text") or None
-    return None
+from argus.errors import InputError
+from argus.ingest.gold import GOLD_SUFFIX, GoldSource, find_gold_sources
 
 
 def check_gold(folder: Path) -> None:
-    """Raise ``InputError`` naming the file when ``folder``'s gold does not fit its text: a sentence span
-    outside the text or not holding the sentence's text, an event whose evidence names no sentence, an edge
-    between events that do not exist."""
-    from metrics.gold import load_gold
+    """Raise ``InputError`` naming the file when ``folder``'s gold breaks a rule of the SPEC
+    (``metrics.gold.gold_problems``: spans inside the text, evidence that names sentences, edges between events
+    of the graph, …) or a sentence's span does not hold its sentence."""
+    from metrics.gold import gold_problems, load_gold
 
     path = folder / "gold.json"
-    try:
-        gold = load_gold(folder)
-    except (ValueError, KeyError, TypeError) as exc:  # json and pydantic errors are ValueErrors
-        raise InputError(f"{path}: not a gold file ({exc})") from exc
     text = (folder / "complaint.txt").read_text(encoding="utf-8")
-    ids = {s.id for s in gold.sentences}
-    for s in gold.sentences:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not a gold file ({exc})") from exc
+    try:
+        sentences = load_gold(data).sentences
+    except (ValueError, KeyError, TypeError) as exc:  # pydantic's errors are ValueErrors
+        raise InputError(f"{path}: not a gold file ({exc})") from exc
+    for s in sentences:
         a, b = s.span
         if not (0 <= a <= b <= len(text)) or not _holds(text[a:b], s.text):
             raise InputError(f"{path}: sentence {s.id}'s span {list(s.span)} does not hold its text in the document")
-    events = {e.id for e in gold.graph.events}
-    for e in gold.graph.events:
-        if not e.evidence or not set(e.evidence) <= ids:
-            raise InputError(f"{path}: event {e.id}'s evidence {e.evidence} names no sentence of the document")
-    for edge in [*gold.graph.temporal_edges, *gold.graph.causal_edges]:
-        if edge.source not in events or edge.target not in events:
-            raise InputError(f"{path}: an edge {edge.source} → {edge.target} names an event the graph lacks")
+    if problems := gold_problems(data, text):
+        raise InputError(f"{path}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
 
 
 def _holds(span_text: str, sentence: str) -> bool:
@@ -91,31 +72,25 @@ def gold_folders(paths: list[Path], staging: Path, drafts: bool = False, skipped
     ``drafts`` (their paths appended to ``skipped``). Raises ``InputError`` for a path that holds no gold, a
     gold file without its text, a document named twice."""
     skipped = [] if skipped is None else skipped
-
-    def page(g: Path) -> list[Path]:
-        if not drafts and is_draft(g):
-            skipped.append(g)
-            return []
-        return [_stage(g, staging)]
-
     folders: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise InputError(f"--gold {p}: no such file or folder")
+        if p.is_dir() and not (p / "gold.json").is_file() and not list(p.glob(f"*{GOLD_SUFFIX}")) \
+                and not any((d / "gold.json").is_file() for d in p.iterdir() if d.is_dir()):
+            raise InputError(f"--gold {p}: no gold here (a folder of <doc_id>{GOLD_SUFFIX} files with their text, "
+                             "or of <doc_id>/complaint.txt + gold.json folders)")
         found: list[Path] = []
-        if p.is_file() and p.name.endswith(PAGE_SUFFIX):
-            found += page(p)
-        elif p.is_dir() and (p / "gold.json").is_file():
-            found.append(p)
-        elif p.is_dir():
-            found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "gold.json").is_file())
-            found += [f for g in sorted(p.glob(f"*{PAGE_SUFFIX}")) for f in page(g)]
-        if not found and skipped:
+        for src in find_gold_sources([p]):
+            if src.gold.name == "gold.json":  # the corpus's layout: trained on as it is
+                found.append(src.gold.parent)
+            elif drafts or not is_draft(src.gold):
+                found.append(_stage(src, staging))
+            else:
+                skipped.append(src.gold)
+        if not found:
             raise InputError(f"--gold {p}: only drafts here ({len(skipped)}); accept a document on the page (A) "
                              "when its corrections are done, or pass --drafts")
-        if not found:
-            raise InputError(f"--gold {p}: no gold here (a folder of <doc_id>{PAGE_SUFFIX} files with their text, "
-                             "or of <doc_id>/complaint.txt + gold.json folders)")
         folders += found
     seen: dict[str, Path] = {}
     for f in folders:
@@ -128,25 +103,28 @@ def gold_folders(paths: list[Path], staging: Path, drafts: bool = False, skipped
     return folders
 
 
-def _stage(gold_path: Path, staging: Path) -> Path:
+def _stage(src: GoldSource, staging: Path) -> Path:
+    """A page-layout document as a corpus-layout folder under ``staging``: its text as read (the text every span
+    of the EKG and of the gold indexes), else the text of the EKG beside the gold file."""
+    from argus.ingest.files import read_document
     from argus.io import write_json_atomic, write_text_atomic
 
-    doc_id = gold_path.name[: -len(PAGE_SUFFIX)]
-    text = _text_beside(gold_path)
-    if text is None:
-        raise InputError(f"{gold_path}: no text beside it ({doc_id}.txt or {doc_id}.ekg.json with its text)")
-    data = json.loads(gold_path.read_text(encoding="utf-8"))
-    data.setdefault("doc_id", doc_id)
-    out = staging / doc_id
+    ekg = src.gold.with_name(f"{src.name}.ekg.json")
+    if src.text is not None:
+        text = read_document(src.text).text
+    elif ekg.is_file():
+        text = json.loads(ekg.read_text(encoding="utf-8")).get("text") or ""
+    else:
+        text = ""
+    if not text:
+        raise InputError(f"{src.gold}: no text beside it ({src.name}.txt or {src.name}.ekg.json with its text)")
+    data = json.loads(src.gold.read_text(encoding="utf-8"))
+    data.setdefault("doc_id", src.name)
+    out = staging / src.name
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "complaint.txt", text)
     write_json_atomic(out / "gold.json", data)
     return out
 
 
-def require_documents(folders: list[Path], n: int = 2) -> None:
-    if len(folders) < n:
-        raise ConfigError(f"training the event heads needs at least {n} annotated documents (found {len(folders)})")
-
-
-__all__ = ["PAGE_SUFFIX", "check_gold", "gold_folders", "is_draft", "require_documents"]
+__all__ = ["check_gold", "gold_folders", "is_draft"]
