@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from metrics.gold.validate import SECTION_KINDS  # the SPEC's section kinds, one list
 from argus.graph.schema import (
     CAUSAL_RELATIONS,
     ENTITY_KINDS,
@@ -61,8 +62,6 @@ from argus.graph.schema import (
     id_order,
 )
 
-SECTION_KINDS = ("intro", "jurisdiction", "parties", "procedural", "facts", "count", "prayer", "other")
-"""The SPEC's section kinds (``metrics.gold.validate.SECTION_KINDS``)."""
 
 DISTRICTS = ("EDPA", "KYED", "NYSD", "PAWD", "RID")
 """The SPEC's districts: a document id that starts with one (``nysd-1-21-cv-04417``) names its district."""
@@ -105,14 +104,6 @@ def iter_sentences(gold: Mapping) -> Iterator[tuple[dict, dict]]:
                 yield sec, s
 
 
-def _facts(gold: Mapping) -> dict[str, dict]:
-    return {s["id"]: s for sec, s in iter_sentences(gold) if sec.get("kind") == "facts"}
-
-
-def _sentence_key(ident: str) -> tuple[int, str]:
-    return id_order(ident)
-
-
 def _district(doc_id: str) -> str:
     head = doc_id.split("-", 1)[0].upper()
     return head if head in DISTRICTS else ""
@@ -125,7 +116,7 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 def gold_from_ekg(ekg: DocumentEKG) -> dict:
     """The graph of ``ekg`` as a SPEC gold dict (see the module docstring), with its ``annotation`` block."""
     notes: list[str] = []
-    sents = sorted(ekg.sentences, key=lambda s: (s.span[0], _sentence_key(s.id)))
+    sents = sorted(ekg.sentences, key=lambda s: (s.span[0], id_order(s.id)))
     rename = {s.id: f"S{i}" for i, s in enumerate(sents, 1)}
     if any(k != v for k, v in rename.items()):
         notes.append("sentences renumbered S1… in reading order")
@@ -320,7 +311,7 @@ def _merge_events(gold: dict, op: Mapping, ctx: dict) -> None:
     keep, gone = _event(gold, op, "keep"), _event(gold, op, "absorb")
     if keep is gone:
         raise EditError("merge_events: an event cannot be merged with itself")
-    keep["evidence"] = sorted(_dedupe(keep["evidence"] + gone["evidence"]), key=_sentence_key)
+    keep["evidence"] = sorted(_dedupe(keep["evidence"] + gone["evidence"]), key=id_order)
     parts = _dedupe([(p["entity"], p["role"]) for p in keep["participants"] + gone["participants"]])
     keep["participants"] = [{"entity": e, "role": r} for e, r in parts]
     if keep["time"]["kind"] == "unknown" and gone["time"]["kind"] != "unknown":
