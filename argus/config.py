@@ -206,6 +206,10 @@ class SentenceConfig(_Strict):
                                                         "(argus.text.words.event_word); a sentence without one (a "
                                                         "fragment, a citation) gives no event. False: the trigger "
                                                         "head's best word, whatever it is")
+    trigger_types: bool = Field(default=True, description="The type of an event read from its trigger in its sentence "
+                                                          "(the heads file's trigger type model, weighed with the type "
+                                                          "head), where the heads file has one. False: the type head's "
+                                                          "reading of the sentence weighed with the trigger lexicon")
     cue_edges: bool = Field(default=True, description="Causal edges to the causes an effect's sentence names after a "
                                                       "causal connective ('in retaliation for her complaint'), beside "
                                                       "the causal head's")

@@ -24,7 +24,10 @@ a row stopped by a signal reports them too (marked ``stopped``).
 Row names: ``floor``; ``sentence`` (the default: heads decide, no model call for local engines);
 ``sentence-types-edges`` (the fold's heads without the named learned parts: the ladder's lower rungs);
 ``sentence+choices:MODEL`` (the choice program on the sentences the heads read below τ = 0.6);
-``sentence+stage2:MODEL``; ``chunked:MODEL``; ``oneshot:MODEL``.
+``sentence+stage2:MODEL``; ``chunked:MODEL``; ``oneshot:MODEL``. A sentence row may switch one step off:
+``+nodates`` (``sentence.date_edges``), ``+nocues`` (``sentence.cue_edges``), ``+notriggertypes``
+(``sentence.trigger_types``: the lexicon's reading of types instead of the trigger type model); with
+``--reuse-heads`` it runs on the same fold heads as an earlier run, paired.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ def row_config(row: str) -> tuple[str, dict]:
             o["sentence.date_edges"] = False
         if "+nocues" in name:
             o["sentence.cue_edges"] = False
+        if "+notriggertypes" in name:
+            o["sentence.trigger_types"] = False
         return "sentence", o
     if name in ("chunked", "oneshot"):
         return name, o
@@ -161,7 +166,7 @@ def _score(out: Path, folder: str) -> dict:
     """One complaint's EKG of a row scored against its gold graph (relaxed and exact tiers)."""
     from argus.output.export import load_ekg
     from argus.paths import style_of
-    from metrics.gold import load_gold, score_document
+    from metrics.gold import load_gold, score_document, types_of_matched
 
     name = Path(folder).name
     f = out / "ekg" / f"{name}.ekg.json"
@@ -170,7 +175,8 @@ def _score(out: Path, folder: str) -> dict:
     ekg = load_ekg(f)
     gold = load_gold(folder)
     sc = score_document(ekg, gold, tiers=("exact", "relaxed"))
-    matched, typed, found, found_typed = _types_of_matched(ekg, gold)
+    t = types_of_matched(ekg, gold)  # metrics.gold.types: under the relaxed alignment and blind to type
+    matched, typed, found, found_typed = t.matched, t.matched_right, t.found, t.found_right
     return {"doc": name, "failed": False, "style": style_of([name])[0], **{m: sc[f"relaxed_{m}"] for m in METRICS},
             "matched_events": matched, "typed_right": typed, "type_accuracy": typed / matched if matched else float("nan"),
             "found_events": found, "found_typed_right": found_typed,
@@ -180,33 +186,6 @@ def _score(out: Path, folder: str) -> dict:
             "seconds": round(sum(s.seconds for s in ekg.stages), 2),
             "events": len(ekg.graph.events), "entities": len(ekg.graph.entities),
             "ungrounded": sum(not e.grounded for e in ekg.graph.entities) + sum(not e.grounded for e in ekg.graph.events)}
-
-
-def _types_of_matched(ekg, gold) -> tuple[int, int, int, int]:
-    """(events matched to a gold event, those of them with the gold event's type) twice: under the relaxed
-    alignment (a shared evidence sentence and the same type or compatible verbs, so a mistyped event
-    matches only through its verb), and under an alignment blind to type (a shared evidence sentence, the
-    gold event whose trigger shares a word with the event's first, one to one), which asks what a second
-    reader was asked: the type of an event found."""
-    from metrics.gold import match_graphs
-    from metrics.gold.views import to_gold_space
-
-    view = to_gold_space(ekg, gold)
-    align = match_graphs(view, gold, tiers=("relaxed",))["relaxed"].event_alignment
-    types = {e.id: e.type for e in view.events}
-    gold_types = {e.id: e.type for e in gold.graph.events}
-    pairs = []
-    for p in view.events:
-        pw = set(p.trigger.lower().split())
-        for g in gold.graph.events:
-            if p.evidence & set(g.evidence):
-                pairs.append((-bool(pw & set(g.trigger.lower().split())), -len(p.evidence & set(g.evidence)), p.id, g.id))
-    blind: dict[str, str] = {}
-    for _, _, p, g in sorted(pairs):
-        if p not in blind and g not in blind.values():
-            blind[p] = g
-    return (len(align), sum(types.get(p) == gold_types.get(g) for p, g in align.items()),
-            len(blind), sum(types.get(p) == gold_types.get(g) for p, g in blind.items()))
 
 
 def _fold_heads(docs: list[Path], k: int, out: Path, train_size: int | None = None) -> dict[str, str]:
@@ -365,19 +344,24 @@ def ladder(results: list[dict]) -> str:
     from argus.experiments.stats import paired_bootstrap_ci
 
     names = (("events_f1", "relaxed event F1"), ("exact_events_f1", "exact event F1"), ("entities_f1", "entity F1"),
-             ("temporal_f1", "temporal F1"), ("causal_f1", "causal F1"))
+             ("type_accuracy_blind", "types right (events found by sentence)"), ("temporal_f1", "temporal F1"),
+             ("causal_f1", "causal F1"))
     lines = ["| rung | " + " | ".join(f"{n} (Δ vs the rung below)" for _, n in names) + " |", "|---" * (len(names) + 1) + "|"]
     prev = None
     for r in results:
         ok = {x["doc"]: x for x in r["rows"] if not x["failed"]}
         cells = []
         for key, _ in names:
-            mean = statistics.fmean(x[key] for x in ok.values())
+            has = {d: x for d, x in ok.items() if x.get(key) == x.get(key) and key in x}  # a NaN (no event found) left out
+            if not has:
+                cells.append("–")
+                continue
+            mean = statistics.fmean(x[key] for x in has.values())
             if prev is None:
                 cells.append(f"{mean:.3f}")
                 continue
-            docs = [d for d in ok if d in prev]
-            d, lo, hi = paired_bootstrap_ci([ok[x][key] for x in docs], [prev[x][key] for x in docs])
+            docs = [d for d in has if d in prev and prev[d].get(key) == prev[d].get(key) and key in prev[d]]
+            d, lo, hi = paired_bootstrap_ci([has[x][key] for x in docs], [prev[x][key] for x in docs])
             cells.append(f"{mean:.3f} ({d:+.3f} [{lo:+.3f}, {hi:+.3f}])")
         lines.append(f"| {r['row']} | " + " | ".join(cells) + " |")
         prev = ok

@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-METRICS = (("fact_f1", "fact F1"), ("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"), ("temporal_f1", "temporal F1"),
+METRICS = (("fact_f1", "fact F1"), ("events_f1", "relaxed event F1"), ("entities_f1", "entity F1"),
+           ("types_found", "types right (events found by sentence)"), ("temporal_f1", "temporal F1"),
            ("causal_f1", "causal F1"))
 
 
@@ -40,7 +41,7 @@ def run(heads: str, facts: str, method: str, folders: list[Path], out: Path, set
     from argus.config import ArgusConfig
     from argus.output.export import load_ekg
     from argus.runs.batch import run_batch
-    from metrics.gold import load_gold, score_document
+    from metrics.gold import load_gold, score_document, types_of_matched
 
     shutil.rmtree(out, ignore_errors=True)
     cfg = ArgusConfig.load(None, {"cache_dir": str(out / "cache"), "sentence.heads": heads, "facts.classifier": facts,
@@ -48,8 +49,11 @@ def run(heads: str, facts: str, method: str, folders: list[Path], out: Path, set
     run_batch([f / "complaint.txt" for f in folders], out / "ekg", cfg, method=method, graphml=False)
     rows = {}
     for f in folders:
-        sc = score_document(load_ekg(out / "ekg" / f"{f.name}.ekg.json"), load_gold(f), tiers=("relaxed",))
-        rows[f.name] = {k: sc[k if k == "fact_f1" else f"relaxed_{k}"] for k, _ in METRICS}
+        ekg, gold = load_ekg(out / "ekg" / f"{f.name}.ekg.json"), load_gold(f)
+        sc = score_document(ekg, gold, tiers=("relaxed",))
+        rows[f.name] = {k: sc[k if k == "fact_f1" else f"relaxed_{k}"] for k, _ in METRICS if k != "types_found"}
+        found = types_of_matched(ekg, gold).found_accuracy  # NaN where no event is found: counted 0
+        rows[f.name]["types_found"] = 0.0 if found != found else found
     return rows
 
 

@@ -8,7 +8,11 @@ event (the type of the event whose trigger comes first):
                  most probable type with ``none`` left out, as the design reads it;
 ``+lexicon``     weighed with the trigger lexicon of the training complaints' gold events, for the word
                  the trigger head picks (``argus.designs.sentence.types.lexicon_type``; shipped);
-``+prototypes``  and with the similarity of the sentence to a written definition of each type (zero-shot
+``trigger model``  the trigger's type model of the ``types`` part (``argus.designs.sentence.types.TriggerTypes``:
+                 the trigger's lemma and neighbours, its contextual vector, the sentence's embedding and lemmas),
+                 trained in the fold on the gold events, for the same word (it types the word picked, while the
+                 label here is the sentence's first gold event: docs/gold.md measures it on the events found);
+``+prototypes``  the lexicon rung with the similarity of the sentence to a written definition of each type (zero-shot
                  typing by label descriptions: softmax of cosine / 0.1, weight 0.5);
 with ``--finetune EPOCHS`` (torch and transformers, the dev extra), the ladder's third rung: MiniLM
 fine-tuned in each fold on the training complaints' event sentences (mean pooling, a linear layer,
@@ -19,7 +23,7 @@ cross-entropy with square-root class weights, AdamW 5e-5 / 2e-3, batches of 16, 
                           the lexicon.
 
 Printed: accuracy per rung (mean over complaints, 95 % bootstrap interval), the paired difference to
-the rung below (95 % paired bootstrap interval over complaints), and the most frequent confusions of
+the rung it builds on (95 % paired bootstrap interval over complaints), and the most frequent confusions of
 the shipped rung.
 
     python bench/types.py [--finetune 4]
@@ -123,7 +127,7 @@ def main() -> None:
                     help="also the fine-tuned encoder's rungs, trained this many epochs in each fold (0: not)")
     args = ap.parse_args()
 
-    from argus.designs.sentence.types import lexicon_type
+    from argus.designs.sentence.types import lexicon_type, trigger_types
     from argus.training import heads as H
     from argus.training.types import fit_part
     from argus.models.embeddings import encode
@@ -137,9 +141,11 @@ def main() -> None:
     names = list(DEFINITIONS)
     proto = np.asarray(encode([DEFINITIONS[t] for t in names]), dtype="float64")
     proto /= np.linalg.norm(proto, axis=1, keepdims=True)
-    rungs = ("head", "+lexicon", "+prototypes")
+    rungs = ("head", "+lexicon", "trigger model", "+prototypes")
+    base = {"+lexicon": "head", "trigger model": "+lexicon", "+prototypes": "+lexicon"}
     if args.finetune:
         rungs += ("fine-tuned", "fine-tuned +lexicon", "fine-tuned x head +lexicon")
+        base.update({"fine-tuned": "head", "fine-tuned +lexicon": "+lexicon", "fine-tuned x head +lexicon": "+lexicon"})
     acc: dict[str, dict[str, list[bool]]] = {r: {} for r in rungs}
     confusions: collections.Counter = collections.Counter()
     for tr, te in H._folds(len(docs), args.folds, [d.doc_id for d in docs]):  # each style dealt over the folds
@@ -159,15 +165,17 @@ def main() -> None:
                 if gold == H.NONE or not len(words):
                     continue
                 p = {c: float(probs[k][j]) for j, c in enumerate(classes)}
-                word = words[int(wm.predict_proba(x)[:, 1].argmax())][0]
+                pick = words[int(wm.predict_proba(x)[:, 1].argmax())]
+                word = pick[0]
                 head = max((c for c in p if c != H.NONE), key=p.get)
                 lex, _ = lexicon_type(p, word, lexicon)
+                model = trigger_types(lexicon, [d.texts[k]], [pick], [p])[0][0]
                 s = np.exp((sims[k] - sims[k].max()) / 0.1)
                 s /= s.sum()
                 weighed = {c: float(np.exp(np.log(v + 1e-9) + 0.5 * np.log(s[names.index(c)] + 1e-9)))
                            for c, v in p.items() if c != H.NONE and c in names}
                 both, _ = lexicon_type(weighed, word, lexicon)
-                picks = [head, lex, both]
+                picks = [head, lex, model, both]
                 if args.finetune:
                     q = tuned[(i, k)]
                     mix = {c: (q.get(c, 0.0) * p.get(c, 0.0)) ** 0.5 for c in q}
@@ -177,19 +185,18 @@ def main() -> None:
                 if lex != gold:
                     confusions[(gold, lex)] += 1
     docs_ids = list(acc["head"])
-    print("| rung | type accuracy on event sentences [95 % CI] | Δ vs the rung below [95 % paired CI] |")
+    print("| rung | type accuracy on event sentences [95 % CI] | Δ vs the rung it builds on [95 % paired CI] |")
     print("|---|---|---|")
-    prev = None
+    per_rung = {}
     for rung in rungs:
-        per = [statistics.fmean(acc[rung][d]) for d in docs_ids]
+        per = per_rung[rung] = [statistics.fmean(acc[rung][d]) for d in docs_ids]
         lo, hi = bootstrap_ci(per)
         delta = "–"
-        if prev is not None:
-            dd, dlo, dhi = paired_bootstrap_ci(per, prev)
-            delta = f"{dd:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"
+        if rung in base:
+            dd, dlo, dhi = paired_bootstrap_ci(per, per_rung[base[rung]])
+            delta = f"vs {base[rung]}: {dd:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"
         pooled = sum(sum(v) for v in acc[rung].values()) / sum(len(v) for v in acc[rung].values())
         print(f"| {rung} | {statistics.fmean(per):.3f} [{lo:.3f}, {hi:.3f}] (pooled {pooled:.3f}) | {delta} |")
-        prev = per
     print()
     print("most frequent confusions of +lexicon (gold → read):",
           ", ".join(f"{g} → {p} {n}" for (g, p), n in confusions.most_common(10)))

@@ -257,6 +257,29 @@ def test_train_events_retrains_only_the_named_parts_and_drops_their_measurements
     assert bad.exit_code == 2 and "no learned part nonsense" in bad.output and not (tmp_path / "x.json").exists()
 
 
+def test_a_part_retrained_alone_learns_from_the_design_with_only_the_parts_before_it(monkeypatch):
+    """Retraining occurrences and edges on a full heads file: the same-occurrence head must not learn from
+    graphs its old version already joined (it then learned to join ever more), nor the edges from graphs
+    without the new occurrences part; the parts not named are kept as they were."""
+    import importlib
+
+    from argus.designs.sentence.heads import load_event_heads
+    from argus.training.heads import PARTS, fit_parts
+
+    heads = load_event_heads()
+    old = dict(heads.parts)
+    seen: dict[str, tuple] = {}
+    for name, module in PARTS:
+        def fake(folders, design, name=name):
+            seen[name] = tuple(sorted(design.parts))
+            return {"retrained": name}
+        monkeypatch.setattr(importlib.import_module(module), "fit_part", fake)
+    fit_parts(heads, [], only=("occurrences", "edges"))
+    assert seen == {"occurrences": ("entities", "types"), "edges": ("entities", "occurrences", "types")}
+    assert heads.parts["occurrences"] == {"retrained": "occurrences"} and heads.parts["edges"] == {"retrained": "edges"}
+    assert heads.parts["entities"] is old["entities"] and heads.parts["types"] is old["types"]
+
+
 def test_a_bench_records_its_measurement_in_the_heads_file_and_keeps_the_rest(tmp_path):
     from argus.errors import ConfigError
     from argus.designs.sentence.heads import EMBEDDED_EVENT_HEADS

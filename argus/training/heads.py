@@ -184,13 +184,18 @@ CROSS_FIT: ContextVar[bool] = ContextVar("argus_heads_cross_fit", default=False)
 
 def fit_parts(heads: "EventHeads", folders: list[Path], only: tuple[str, ...] | None = None) -> "EventHeads":
     """``heads`` with every part of ``PARTS`` (or those named in ``only``) trained on ``folders`` (in
-    place; returned)."""
+    place; returned). Each part learns from the design with the parts before it alone (``parts_before``),
+    as when every part is trained in order: a part retrained alone does not learn from graphs that its own
+    earlier version (or a later part) already shaped, such as events the old same-occurrence head joined."""
+    import dataclasses
     import importlib
 
     for name, module in PARTS:
         if only is not None and name not in only:
             continue
-        part = importlib.import_module(module).fit_part(list(folders), heads)
+        before = parts_before(name)
+        design = dataclasses.replace(heads, parts={k: v for k, v in heads.parts.items() if k in before})
+        part = importlib.import_module(module).fit_part(list(folders), design)
         if part is not None:
             heads.parts[name] = part
     return heads

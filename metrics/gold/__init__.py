@@ -16,6 +16,8 @@ What is here (all pure functions; every result has ``.as_dict()`` and a readable
 - ``score_document``: all of it as one flat row for a pandas DataFrame; ``gold_component``: gold
   agreement as one optimizer component (``report``).
 - ``gold_problems``: what in a ``gold.json`` breaks the SPEC's rules (``validate``).
+- ``types_of_matched``: how many predicted events have their gold event's type, under the relaxed alignment
+  and under one blind to type (``types``).
 
 Each module's docstring states its conventions; each is tested in ``tests/test_gold_metrics.py``.
 """
@@ -29,6 +31,7 @@ from metrics.gold.merge import MergeStats, merge_stats
 from metrics.gold.normalize import VERB_GROUPS, normalize_entity_name, normalize_verb, verbs_compatible
 from metrics.gold.report import gold_component, score_document
 from metrics.gold.scores import PRF, GoldScores, TierScores
+from metrics.gold.types import TypeCounts, types_of_matched
 from metrics.gold.validate import SECTION_KINDS, gold_problems
 from metrics.gold.views import EdgeView, EntityView, EventView, GraphView, describe_event_for_match, graph_view, to_gold_space
 
@@ -38,5 +41,5 @@ __all__ = [
     "TierScores", "GoldScores", "match_graphs", "FactPRF", "FactScores", "fact_scores", "MergeStats",
     "merge_stats", "score_document", "gold_component", "normalize_entity_name", "normalize_verb",
     "verbs_compatible", "VERB_GROUPS", "MIN_SPAN_OVERLAP", "MAX_FEEDBACK_LINES", "TIERS", "EventJudge",
-    "gold_problems", "SECTION_KINDS",
+    "gold_problems", "SECTION_KINDS", "TypeCounts", "types_of_matched",
 ]

@@ -23,7 +23,7 @@ from argus.designs.run import DocumentRun, Pipeline, assemble, document_run, war
 from argus.designs.sentence.entities import document_entities, participants_of, party_sentences, with_parties
 from argus.designs.sentence.temporal import DatedEvent, date_edges
 from argus.designs.sentence.time import sentence_time
-from argus.designs.sentence.types import lexicon_type, rule_type
+from argus.designs.sentence.types import rule_type, trigger_types
 from argus.text.documents import Document, RawDocument
 from argus.errors import LMCallError
 from argus.graph.grounding import Aligner, chunk_phrases, ground_items
@@ -183,19 +183,24 @@ def extract_batch(pipe: Pipeline, doc: Document, chunk: Chunk, run: DocumentRun 
     issues: list[str] = []
     attempts: dict[str, int] = {}
     picks: dict[str, list[dict]] = {}
-    lexicon = pipe.event_heads.parts.get("types")
+    chosen_words: dict = {}
     for s in sents:
         r = readings[s.id]
         if r.p_event < cfg.min_event_probability or not r.words:
             continue
         pick = trigger_pick(r, s.text) if cfg.event_words else r.ranked_words(1)[0][:3]
-        if pick is None:  # a fragment, a citation, a name: no verb or event noun, no event
-            continue
-        word, a, b = pick
-        etype, conf = lexicon_type(r.type_probs, word, lexicon)
+        if pick is not None:  # else a fragment, a citation, a name: no verb or event noun, no event
+            chosen_words[s.id] = (s, pick)
+    part = pipe.event_heads.parts.get("types")
+    if part and not cfg.trigger_types:
+        part = {k: v for k, v in part.items() if k != "model"}  # the lexicon's reading
+    typed = trigger_types(part, [s.text for s, _ in chosen_words.values()],
+                          [pick for _, pick in chosen_words.values()],
+                          [readings[sid].type_probs for sid in chosen_words], pipe.event_heads.encoder)
+    for (sid, (s, (word, a, b))), (etype, conf) in zip(chosen_words.items(), typed):
         if not doc.pleading:  # an opinion, a memo: an employment type only where its keywords say so
             etype = (rule_type(s.text) or ("other", ""))[0]
-        picks[s.id] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
+        picks[sid] = [{"type": etype, "trigger": (word, a, b), "confidence": conf}]
     mode, tau, why = pipe.sentence_routing()
     warn_once(why)
     unsure = [sid for sid in chunk.sentence_ids if mode == "model"

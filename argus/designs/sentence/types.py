@@ -9,7 +9,14 @@ the lexicon          the ``types`` part of the heads file (trained by ``argus.tr
 ``lexicon_type``     the type head's distribution weighed with the lexicon's for the chosen trigger:
                      log P_head(t) + ``LEXICON_WEIGHT`` · log P_lexicon(t | lemma), the lexicon smoothed
                      toward the types' overall frequency. Cross-validated by complaint, this reads 55.0 %
-                     of event sentences right against 47.4 % for the head alone (docs/figures.md).
+                     of event sentences right against 47.4 % for the head alone (docs/figures.md);
+``TriggerTypes``     the trigger's type model, the ``types`` part's ``model`` where the heads file has one
+                     (``argus.training.types`` fits it on the gold events of the training complaints): a
+                     multinomial logistic model that reads the chosen trigger in its sentence, not the sentence
+                     alone: the trigger's lemma and word, the lemmas around it, the sentence's lemmas
+                     (``trigger_context``), the trigger's contextual vector, the sentence's embedding and the
+                     keyword rules. Where the part has no model (a heads file of an earlier release),
+                     ``lexicon_type`` decides as before.
 """
 
 from __future__ import annotations
@@ -86,4 +93,150 @@ def lexicon_type(type_probs: dict[str, float], word: str, part: dict | None) -> 
     return k, math.exp(score[k] - z) / norm
 
 
-__all__ = ["LEXICON_SMOOTHING", "LEXICON_WEIGHT", "RULES", "lexicon_type", "rule_type", "type_features"]
+#: what the trigger's type model reads (stored with it; a model of other features is refused)
+TRIGGER_TYPE_FEATURES = "trigger-context+word-vector+sentence+rules/1"
+#: the weight of the sentence's bag of lemmas beside the trigger's own features
+BAG_WEIGHT = 0.3
+#: how many words on each side of the trigger are read
+CONTEXT_WORDS = 3
+#: the type head's weight beside the trigger's model: log P_model(t) + HEAD_WEIGHT · log P_head(t), so that a
+#: trigger the model reads poorly (a word no gold event uses) keeps the type its sentence states
+HEAD_WEIGHT = 0.5
+#: the dense block's scale beside the sparse features (cross-validated by complaint: 2 reads 0.719 of the
+#: gold events' types right against 0.706 at 1)
+DENSE_SCALE = 2.0
+
+
+def trigger_context(text: str, start: int) -> dict[str, float]:
+    """The sparse features of the trigger word at ``start`` in ``text``: its lemma and form, the lemmas
+    ``CONTEXT_WORDS`` words on each side (by place and as a window), the lemma with the next word's, and
+    the sentence's lemmas weighted ``BAG_WEIGHT``."""
+    words = word_spans(text)
+    k = next((i for i, (_, a, b) in enumerate(words) if a <= start < b), None)
+    out: dict[str, float] = {f"bag={lemma(w)}": BAG_WEIGHT for w, _, _ in words}
+    if k is None:
+        return out
+    w = words[k][0]
+    lw = lemma(w)
+    out[f"lemma={lw}"] = 1.0
+    out[f"word={w.lower()}"] = 1.0
+    for off in range(1, CONTEXT_WORDS + 1):
+        if k + off < len(words):
+            nxt = lemma(words[k + off][0])
+            out[f"next{off}={nxt}"] = 1.0
+            out[f"after={nxt}"] = 1.0
+        if k - off >= 0:
+            prv = lemma(words[k - off][0])
+            out[f"prev{off}={prv}"] = 1.0
+            out[f"before={prv}"] = 1.0
+    if k + 1 < len(words):
+        out[f"lemma+next={lw}_{lemma(words[k + 1][0])}"] = 1.0
+    return out
+
+
+def trigger_dense(texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded") -> np.ndarray:
+    """The dense features of each trigger: its contextual vector (L2-normalized), the sentence's embedding
+    and the keyword rules, scaled ``DENSE_SCALE``. The vectors come from the sentence's one pass through the encoder, which the
+    heads' reading already made."""
+    from argus.models.embeddings import PASSES
+
+    if not texts:
+        return np.zeros((0, 0), dtype="float32")
+    passes = PASSES.get(list(texts), encoder)  # the texts' one pass (the heads' reading made it): no new forward
+    words = np.stack([p.word_vectors([sp])[0] for p, sp in zip(passes, spans)])
+    words = words / np.clip(np.linalg.norm(words, axis=1, keepdims=True), 1e-6, None)
+    dense = np.hstack([words, np.stack([p.vector for p in passes]), _rule_features(texts)])
+    return (DENSE_SCALE * dense).astype("float32")
+
+
+class TriggerTypes:
+    """The trigger's type model of a heads file's ``types`` part (``model``), as stored."""
+
+    def __init__(self, data: dict):
+        from argus.errors import ConfigError
+
+        if data.get("features") != TRIGGER_TYPE_FEATURES:
+            raise ConfigError(f"the heads file's trigger type model reads {data.get('features')!r}, this code "
+                              f"{TRIGGER_TYPE_FEATURES!r}: retrain the heads ('argus train-events') with this version")
+        self.classes: list[str] = list(data["classes"])
+        self.vocabulary: dict[str, int] = dict(data["vocabulary"])
+        self.dense_dim = int(data["dense_dim"])
+        w = np.asarray(data["weights"], dtype="float64")
+        if w.shape != (len(self.classes), len(self.vocabulary) + self.dense_dim) \
+                or len(data["bias"]) != len(self.classes):
+            raise ConfigError("the heads file's trigger type model is corrupt: its weights do not match its "
+                              "classes, vocabulary and dimensions")
+        self.weights, self.bias = w, np.asarray(data["bias"], dtype="float64")
+
+    def rows(self, texts: list[str], spans: list[tuple[int, int]], encoder: str) -> np.ndarray:
+        dense = trigger_dense(texts, spans, encoder)
+        if dense.shape[1] != self.dense_dim:
+            from argus.errors import ConfigError
+
+            raise ConfigError(f"the heads file's trigger type model reads {self.dense_dim} dense features, encoder "
+                              f"{encoder!r} gives {dense.shape[1]}: retrain the heads with this encoder")
+        sparse = np.zeros((len(texts), len(self.vocabulary)))
+        for i, (t, (a, _)) in enumerate(zip(texts, spans)):
+            for name, v in trigger_context(t, a).items():
+                j = self.vocabulary.get(name)
+                if j is not None:
+                    sparse[i, j] = v
+        return np.hstack([sparse, dense])
+
+    def probs(self, texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, len(self.classes)))
+        z = self.rows(texts, spans, encoder) @ self.weights.T + self.bias
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def decide(self, texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded"
+               ) -> list[tuple[str, float]]:
+        """(type, its probability) of each trigger (``spans``: the trigger word's span in its text)."""
+        return [(self.classes[int(p.argmax())], float(p.max())) for p in self.probs(texts, spans, encoder)]
+
+
+def trigger_types(part: dict | None, texts: list[str], picks: list[tuple[str, int, int]],
+                  type_probs: list[dict[str, float]], encoder: str = "embedded") -> list[tuple[str, float]]:
+    """(type, confidence) of each chosen trigger ``picks[i]`` = (word, start, end) in ``texts[i]``: the
+    ``types`` part's trigger type model where it has one, else the type head's distribution
+    ``type_probs[i]`` weighed with the lexicon (``lexicon_type``)."""
+    model = _model(part)
+    if model is None:
+        return [lexicon_type(p, w, part) for p, (w, _, _) in zip(type_probs, picks)]
+    probs = model.probs(texts, [(a, b) for _, a, b in picks], encoder)
+    weight = float(part["model"].get("head_weight", HEAD_WEIGHT))
+    out = []
+    for row, head in zip(probs, type_probs):
+        events = {k: v for k, v in head.items() if k != "none"}
+        total = sum(events.values())
+        score = np.log(row + 1e-9)
+        if weight and total > 0:
+            score = score + weight * np.log(np.asarray([events.get(c, 0.0) / total for c in model.classes]) + 1e-9)
+        score -= score.max()
+        share = np.exp(score) / np.exp(score).sum()
+        k = int(share.argmax())
+        out.append((model.classes[k], float(share[k])))
+    return out
+
+
+def _model(part: dict | None) -> TriggerTypes | None:
+    data = (part or {}).get("model")
+    if not data:
+        return None
+    key = id(data)
+    found = _MODELS.get(key)
+    if found is None or found[0] is not data:
+        found = (data, TriggerTypes(data))
+        _MODELS.clear() if len(_MODELS) > 8 else None
+        _MODELS[key] = found
+    return found[1]
+
+
+_MODELS: dict[int, tuple[dict, TriggerTypes]] = {}
+
+
+__all__ = ["BAG_WEIGHT", "CONTEXT_WORDS", "DENSE_SCALE", "HEAD_WEIGHT", "LEXICON_SMOOTHING", "LEXICON_WEIGHT", "RULES", "TRIGGER_TYPE_FEATURES",
+           "TriggerTypes", "lexicon_type", "rule_type", "trigger_context", "trigger_dense", "trigger_types",
+           "type_features"]
