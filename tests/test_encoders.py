@@ -209,28 +209,39 @@ def test_extracting_a_complaint_imports_no_torch(tmp_path, dev_dirs):
     assert list((tmp_path / "out").glob("*.ekg.json"))
 
 
-def test_the_default_runtime_extracts_a_complaint_close_to_fp32(tmp_path, dev_dirs, monkeypatch):
-    """``auto`` (bfloat16 on a CPU that has it, fp32 elsewhere) against fp32 ONNX Runtime on one annotated
-    complaint: a valid EKG with the same sentences kept as facts and relaxed event F1 within 0.02 (the 18
-    complaints' paired difference is measured by bench/encoders.py)."""
+def test_the_default_runtime_extracts_complaints_close_to_fp32(tmp_path, dev_dirs, monkeypatch):
+    """``auto`` (bfloat16 on a CPU that has it, fp32 elsewhere) against fp32 ONNX Runtime on three annotated
+    complaints: valid EKGs with the same sentences kept as facts, at most one event of a complaint read
+    differently (its type, trigger or sentence), and relaxed event F1 within 0.01 on average. On the 16 dev
+    complaints with this release's heads, 15 graphs are the same and one differs by one event's type (F1
+    −0.022); bench/encoders.py measures the paired difference over all of them."""
+    import statistics
+
     from argus.config import ArgusConfig
     from argus.pipeline import ArgusPipeline
     from metrics.gold import load_gold, score_document
 
-    doc = dev_dirs[1]
-    got = {}
+    docs = dev_dirs[:3]
+    got: dict[str, list] = {}
     monkeypatch.delenv("ARGUS_ENCODER_RUNTIME", raising=False)  # (the suite's fp32 would stand in for auto)
     for runtime in ("onnx", "auto"):
         monkeypatch.setattr(embeddings, "PASSES", embeddings._Passes())
         monkeypatch.setattr(embeddings, "_RECENT", embeddings.OrderedDict())
         pipe = ArgusPipeline(ArgusConfig.load(None, {"cache_dir": str(tmp_path / runtime), "encoder.runtime": runtime}))
-        ekg = pipe.extract(doc / "complaint.txt")
-        got[runtime] = (ekg, score_document(ekg, load_gold(doc), tiers=("relaxed",))["relaxed_events_f1"])
+        for doc in docs:
+            ekg = pipe.extract(doc / "complaint.txt")
+            got.setdefault(runtime, []).append(
+                (ekg, score_document(ekg, load_gold(doc), tiers=("relaxed",))["relaxed_events_f1"]))
         assert embeddings.runtime_of() == ("onnx" if runtime == "onnx" else choose_runtime("auto", embeddings._folder("embedded")))
     monkeypatch.setattr(embeddings, "_RUNTIME_ASKED", ["onnx"])
-    (fp32, f1_fp32), (auto, f1_auto) = got["onnx"], got["auto"]
-    assert [s.fact for s in fp32.sentences] == [s.fact for s in auto.sentences]
-    assert auto.graph.events and abs(f1_auto - f1_fp32) <= 0.02
+
+    def read(ekg):
+        return {(tuple(e.evidence), e.type, e.trigger) for e in ekg.graph.events}
+
+    for (fp32, _), (auto, _) in zip(got["onnx"], got["auto"]):
+        assert [s.fact for s in fp32.sentences] == [s.fact for s in auto.sentences]
+        assert auto.graph.events and len(read(fp32) ^ read(auto)) <= 2, read(fp32) ^ read(auto)  # one event changed
+    assert abs(statistics.fmean(f for _, f in got["auto"]) - statistics.fmean(f for _, f in got["onnx"])) <= 0.01
 
 
 def test_at_exit_the_encoder_thread_finishes_its_forward_and_the_runtimes_close(fresh):
