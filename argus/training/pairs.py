@@ -25,6 +25,14 @@ import numpy as np
 from argus.designs.sentence.pairs import PairEvent, PairHead, pair_events
 
 
+def softmax_weights(model) -> tuple[np.ndarray, np.ndarray]:
+    """(weights (k, d), bias (k,)) of a fitted sklearn ``LogisticRegression`` as a softmax over its k classes;
+    with two classes, sklearn's single row split in two halves that give the same probabilities."""
+    if len(model.classes_) > 2:
+        return model.coef_, model.intercept_
+    return np.vstack([-model.coef_[0], model.coef_[0]]) / 2, np.array([-model.intercept_[0], model.intercept_[0]]) / 2
+
+
 def fit_head(x: np.ndarray, y: list[str], groups: list[int], features: list[str], c: float = 1.0,
              per_target: list[str] | None = None) -> PairHead:
     """A head fitted on all rows; its threshold chosen on out-of-fold probabilities grouped by
@@ -47,9 +55,8 @@ def fit_head(x: np.ndarray, y: list[str], groups: list[int], features: list[str]
             oof[te] = np.stack([p[:, j] if j is not None else np.zeros(len(te)) for j in cols], axis=1)
     else:
         oof = model.predict_proba(x)
-    head = PairHead(classes, features, model.coef_ if len(classes) > 2 else np.vstack([-model.coef_[0], model.coef_[0]]) / 2,
-                    model.intercept_ if len(classes) > 2 else np.array([-model.intercept_[0], model.intercept_[0]]) / 2,
-                    0.5, {"C": c, "rows": int(len(y_arr)), "edges": int(sum(v != "none" for v in y))})
+    weights, bias = softmax_weights(model)
+    head = PairHead(classes, features, weights, bias, 0.5, {"C": c, "rows": int(len(y_arr)), "edges": int(sum(v != "none" for v in y))})
     best, best_t = -1.0, 0.5
     none = classes.index("none")
     grid = np.unique(np.round(np.quantile(oof[:, none], np.linspace(0.0, 1.0, 101)), 4)) if len(oof) else [0.5]
@@ -187,4 +194,4 @@ def labelled_same_rows(graphs: list[TrainingGraph], candidates: Callable, featur
     return (np.asarray(xs, dtype="float64") if xs else np.zeros((0, 0))), ys, groups, targets
 
 
-__all__ = ["TrainingGraph", "fit_head", "labelled_rows", "labelled_same_rows", "training_graphs"]
+__all__ = ["TrainingGraph", "fit_head", "softmax_weights", "labelled_rows", "labelled_same_rows", "training_graphs"]

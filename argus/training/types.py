@@ -20,14 +20,13 @@ C_TRIGGER_TYPES = 1.0
 MIN_COUNT = 2
 
 
-def gold_triggers(folders: list[Path]) -> list[tuple[str, tuple[int, int], str]]:
-    """(sentence text, the trigger's first word's span in it, type) of every gold event of ``folders``
-    whose trigger is found in its first evidence sentence."""
+def gold_triggers(folders: list[Path], golds: list | None = None) -> list[tuple[str, tuple[int, int], str]]:
+    """(sentence text, the trigger's first word's span in it, type) of every gold event of ``folders`` (or of
+    the ``GoldDocument``s ``golds`` already read) whose trigger is found in its first evidence sentence."""
     from metrics.gold import load_gold
 
     out = []
-    for folder in folders:
-        gold = load_gold(folder)
+    for gold in golds if golds is not None else (load_gold(f) for f in folders):
         text = {s.id: s.text for s in gold.sentences}
         for e in gold.graph.events:
             sentence = text.get(e.evidence[0], "") if e.evidence else ""
@@ -46,6 +45,8 @@ def fit_trigger_types(rows: list[tuple[str, tuple[int, int], str]], encoder: str
     from scipy import sparse
     from sklearn.linear_model import LogisticRegression
 
+    from argus.training.pairs import softmax_weights
+
     labels = [t for _, _, t in rows]
     if len(set(labels)) < 2:
         return None
@@ -62,8 +63,7 @@ def fit_trigger_types(rows: list[tuple[str, tuple[int, int], str]], encoder: str
     dense = trigger_dense([t for t, _, _ in rows], [s for _, s, _ in rows], encoder)
     x = sparse.hstack([sp, sparse.csr_matrix(dense)]).tocsr()
     model = LogisticRegression(C=c, max_iter=5000).fit(x, np.asarray(labels))
-    w = model.coef_ if len(model.classes_) > 2 else np.vstack([-model.coef_[0], model.coef_[0]]) / 2
-    b = model.intercept_ if len(model.classes_) > 2 else np.array([-model.intercept_[0], model.intercept_[0]]) / 2
+    w, b = softmax_weights(model)
     return {"features": TRIGGER_TYPE_FEATURES, "classes": [str(k) for k in model.classes_],
             "vocabulary": vocabulary, "dense_dim": int(dense.shape[1]),
             "weights": [[round(float(v), 5) for v in row] for row in w], "bias": [round(float(v), 5) for v in b],
@@ -77,17 +77,18 @@ def fit_part(folders: list[Path], heads=None) -> dict:
     same events with ``heads``'s encoder."""
     from metrics.gold import load_gold
 
+    golds = [load_gold(folder) for folder in folders]
     lex: dict[str, Counter] = defaultdict(Counter)
     prior: Counter = Counter()
-    for folder in folders:
-        for e in load_gold(folder).graph.events:
+    for gold in golds:
+        for e in gold.graph.events:
             words = word_spans(e.trigger)
             if words:
                 lex[lemma(words[0][0])][e.type] += 1
                 prior[e.type] += 1
     part = {"lexicon": {k: dict(v) for k, v in sorted(lex.items())}, "prior": dict(prior),
             "weight": LEXICON_WEIGHT, "smoothing": LEXICON_SMOOTHING}
-    model = fit_trigger_types(gold_triggers(folders), getattr(heads, "encoder", "embedded"))
+    model = fit_trigger_types(gold_triggers(folders, golds), getattr(heads, "encoder", "embedded"))
     if model is not None:
         part["model"] = model
     return part

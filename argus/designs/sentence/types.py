@@ -167,6 +167,7 @@ class TriggerTypes:
             raise ConfigError("the heads file's trigger type model is corrupt: its weights do not match its "
                               "classes, vocabulary and dimensions")
         self.weights, self.bias = w, np.asarray(data["bias"], dtype="float64")
+        self.head_weight = float(data.get("head_weight", HEAD_WEIGHT))
 
     def rows(self, texts: list[str], spans: list[tuple[int, int]], encoder: str) -> np.ndarray:
         dense = trigger_dense(texts, spans, encoder)
@@ -196,41 +197,45 @@ class TriggerTypes:
         """(type, its probability) of each trigger (``spans``: the trigger word's span in its text)."""
         return [(self.classes[int(p.argmax())], float(p.max())) for p in self.probs(texts, spans, encoder)]
 
+    def weighed(self, texts: list[str], spans: list[tuple[int, int]], type_probs: list[dict[str, float]],
+                encoder: str = "embedded") -> list[tuple[str, float]]:
+        """(type, its share) of each trigger under log P_model + ``head_weight`` · log P_head, the head's
+        distribution ``type_probs[i]`` taken over event types (``none`` left out; an empty one weighs nothing)."""
+        out = []
+        for row, head in zip(self.probs(texts, spans, encoder), type_probs):
+            score = np.log(row + 1e-9)
+            total = sum(v for k, v in head.items() if k != "none")
+            if self.head_weight and total > 0:
+                score = score + self.head_weight * np.log(np.asarray([head.get(c, 0.0) / total for c in self.classes]) + 1e-9)
+            share = np.exp(score - score.max())
+            share /= share.sum()
+            k = int(share.argmax())
+            out.append((self.classes[k], float(share[k])))
+        return out
+
 
 def trigger_types(part: dict | None, texts: list[str], picks: list[tuple[str, int, int]],
                   type_probs: list[dict[str, float]], encoder: str = "embedded") -> list[tuple[str, float]]:
     """(type, confidence) of each chosen trigger ``picks[i]`` = (word, start, end) in ``texts[i]``: the
-    ``types`` part's trigger type model where it has one, else the type head's distribution
-    ``type_probs[i]`` weighed with the lexicon (``lexicon_type``)."""
+    ``types`` part's trigger type model weighed with the type head's distribution ``type_probs[i]``
+    (``TriggerTypes.weighed``) where the part has the model, else that distribution weighed with the
+    lexicon (``lexicon_type``)."""
     model = _model(part)
     if model is None:
         return [lexicon_type(p, w, part) for p, (w, _, _) in zip(type_probs, picks)]
-    probs = model.probs(texts, [(a, b) for _, a, b in picks], encoder)
-    weight = float(part["model"].get("head_weight", HEAD_WEIGHT))
-    out = []
-    for row, head in zip(probs, type_probs):
-        events = {k: v for k, v in head.items() if k != "none"}
-        total = sum(events.values())
-        score = np.log(row + 1e-9)
-        if weight and total > 0:
-            score = score + weight * np.log(np.asarray([events.get(c, 0.0) / total for c in model.classes]) + 1e-9)
-        score -= score.max()
-        share = np.exp(score) / np.exp(score).sum()
-        k = int(share.argmax())
-        out.append((model.classes[k], float(share[k])))
-    return out
+    return model.weighed(texts, [(a, b) for _, a, b in picks], type_probs, encoder)
 
 
 def _model(part: dict | None) -> TriggerTypes | None:
+    """The part's model, built once per stored dict (a heads file is read once per process)."""
     data = (part or {}).get("model")
     if not data:
         return None
-    key = id(data)
-    found = _MODELS.get(key)
-    if found is None or found[0] is not data:
-        found = (data, TriggerTypes(data))
-        _MODELS.clear() if len(_MODELS) > 8 else None
-        _MODELS[key] = found
+    found = _MODELS.get(id(data))
+    if found is None or found[0] is not data:  # (an id reused by another dict after the first was freed)
+        if len(_MODELS) >= 8:
+            _MODELS.clear()
+        found = _MODELS[id(data)] = (data, TriggerTypes(data))
     return found[1]
 
 
