@@ -46,6 +46,22 @@ def test_a_capitalised_word_inside_a_sentence_is_a_name_unless_the_sentence_shou
     assert [w for w, _, _ in event_words("Cpt.")] == [] and [w for w, _, _ in event_words("Miller.")] == []
 
 
+def test_a_word_after_a_determiner_names_an_event_only_as_an_event_noun():
+    # Fisher v. UT Austin: "below the line" gave an event triggered by "line" (a verb reading)
+    words = lambda t: [w for w, _, _ in event_words(t)]  # noqa: E731
+    assert words("All students below the line are not.") == []
+    assert words("Brunner issued Ms. Vasko a written warning.") == ["issued", "warning"]
+    assert words("Ms. Asante reported the attempted kiss.") == ["reported", "kiss"]
+    assert words("Defendant announced the termination.") == ["announced", "termination"]
+    # "that" and "her" stand before verbs: "the policy that required", "made her sign"
+    assert "required" in words("the policy that required a note") and "sign" in words("Tull made her sign it.")
+    assert words("At 9:14 a.m. she emailed HR.") == ["emailed"]  # "a.m." is no determiner
+    assert words("At 9:14 a.m., Mr. Echeverría emailed HR.") == ["emailed"]  # nor the accent-split tail "a"
+    assert words("On July 22, Intern A ended her internship.") == ["ended"]  # a name's letter
+    assert words("Plaintiffs each filed a charge.") == ["filed", "charge"]
+    assert words("The line formed.") == ["formed"] and words("A line formed.") == ["formed"]
+
+
 def test_the_trigger_is_the_heads_best_word_that_names_an_event():
     text = "In 2005, Sgt. Mys filed a complaint."
     words = word_spans(text)

@@ -142,13 +142,38 @@ def event_word(word: str, index: int = 0, upper_sentence: bool = False) -> bool:
     return ("NOUN" in r or not r) and _is_event_noun(lw)
 
 
+#: words after which the next word is a noun or an adjective, never a verb ("the line", "a written warning", "an
+#: exit interview"); "that", "her" and "each" are left out: "the policy that required", "made her sign",
+#: "Plaintiffs each filed"
+DETERMINERS = frozenset("the a an this these those his its their our my your every".split())
+
+
+def _determiner_before(text: str, prev: tuple[str, int, int], at: int) -> bool:
+    """Whether the word ``prev`` is a determiner standing right before offset ``at``, as a whole word (not the
+    tail of "Echeverría", which ``WORD`` splits at its accent) and in lower case unless it opens the sentence
+    ("Intern A ended", "Exhibit A" name a person and a document)."""
+    word, a, b = prev
+    opens = not text[:a].strip(" \t\n\"“(")
+    return ((word in DETERMINERS or (opens and word.lower() in DETERMINERS)) and text[b:at].isspace()
+            and (a == 0 or not (text[a - 1].isalnum() or text[a - 1] in "'’-.")))
+
+
 def event_words(text: str) -> list[tuple[str, int, int]]:
-    """The words of ``text`` that :func:`event_word` accepts, with their spans."""
+    """The words of ``text`` that :func:`event_word` accepts, with their spans. A word right after a determiner
+    (``DETERMINERS``) is a noun or an adjective there: it names an event only as an event noun ("the
+    termination"), not by a verb reading ("the line", "a patrol officer", "the attempted kiss")."""
     words = word_spans(text)
     letters = [c for c in text if c.isalpha()]
     upper = bool(letters) and sum(c.isupper() for c in letters) > 0.8 * len(letters)
-    return [(w, a, b) for i, (w, a, b) in enumerate(words) if event_word(w, i, upper)]
+    out = []
+    for i, (w, a, b) in enumerate(words):
+        if not event_word(w, i, upper):
+            continue
+        if i and _determiner_before(text, words[i - 1], a) and not _is_event_noun(w.strip("'’\"“”").lower()):
+            continue
+        out.append((w, a, b))
+    return out
 
 
-__all__ = ["AUXILIARIES", "EVENT_NOUNS", "FUNCTION_WORDS", "MODALS", "WORD", "event_word", "event_words", "is_past_verb", "lemma", "mentions", "name_pattern", "past_tense_verbs", "readings", "verb_form",
+__all__ = ["AUXILIARIES", "DETERMINERS", "EVENT_NOUNS", "FUNCTION_WORDS", "MODALS", "WORD", "event_word", "event_words", "is_past_verb", "lemma", "mentions", "name_pattern", "past_tense_verbs", "readings", "verb_form",
            "word_spans"]
