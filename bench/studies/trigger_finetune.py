@@ -48,6 +48,8 @@ def _token_of(offsets, start: int) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=2, help="top layers fine-tuned (the rest frozen)")
+    ap.add_argument("--stack", type=int, default=0,
+                    help="instead: every layer frozen, and this many new layers (copies of the last) trained on top")
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--folds", type=int, default=6)
     ap.add_argument("--json", type=Path, help="write the per-complaint accuracies here")
@@ -77,7 +79,8 @@ def main() -> None:
     enc = AutoModel.from_pretrained(path, attn_implementation="eager")
     enc.eval()
     n_layers = len(enc.encoder.layer)
-    frozen = n_layers - args.layers
+    frozen = n_layers if args.stack else n_layers - args.layers
+    trained = enc.encoder.layer[n_layers - args.stack:] if args.stack else enc.encoder.layer[frozen:]
 
     # every sentence's frozen layers once: (hidden states after layer ``frozen``, mask, trigger token)
     flat = [(i, text, span, t) for i, rs in enumerate(rows) for text, span, t in rs]
@@ -93,7 +96,7 @@ def main() -> None:
             for j, r in enumerate(batch):
                 n = int(b["attention_mask"][j].sum())
                 cached.append((h[j, :n].clone(), _token_of(offsets[j][:n], r[2][0])))
-            if s == 0:  # the top layers run by hand give the model's own output
+            if s == 0 and not args.stack:  # the top layers run by hand give the model's own output
                 check = _top(enc.encoder.layer[frozen:], h, b["attention_mask"])
                 assert torch.allclose(check, out.last_hidden_state, atol=1e-4), "top layers by hand differ"
     print(f"frozen layers 1-{frozen} computed for {len(flat)} triggers in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -114,7 +117,7 @@ def main() -> None:
         counts = collections.Counter(flat[k][3] for k in train)
         weight = torch.tensor([(len(train) / (len(classes) * max(1, counts[c]))) ** 0.5 for c in classes],
                               dtype=torch.float32)
-        top = copy.deepcopy(enc.encoder.layer[frozen:])
+        top = copy.deepcopy(trained)
         head = torch.nn.Linear(2 * enc.config.hidden_size, len(classes))
         opt = torch.optim.AdamW([{"params": top.parameters(), "lr": 5e-5}, {"params": head.parameters(), "lr": 2e-3}],
                                 weight_decay=0.01)
@@ -145,7 +148,7 @@ def main() -> None:
     docs = sorted(acc["trigger model"])
     mean = {r: [statistics.fmean(acc[r][d]) for d in docs] for r in acc}
     print(f"\n{len(docs)} complaints, {sum(len(v) for v in acc['trigger model'].values())} gold triggers; top "
-          f"{args.layers} of {n_layers} layers fine-tuned, {args.epochs} epochs; {time.perf_counter() - t0:.0f} s in all\n")
+          f"{args.layers} of {n_layers} layers fine-tuned (or {args.stack} new on top), {args.epochs} epochs; {time.perf_counter() - t0:.0f} s in all\n")
     print("| rung | types right [95 % CI] | Δ vs trigger model [95 % paired CI] |\n|---|---|---|")
     for r in acc:
         lo, hi = bootstrap_ci(mean[r])
