@@ -60,6 +60,7 @@ def test_a_word_after_a_determiner_names_an_event_only_as_an_event_noun():
     assert words("On July 22, Intern A ended her internship.") == ["ended"]  # a name's letter
     assert words("Plaintiffs each filed a charge.") == ["filed", "charge"]
     assert words("The line formed.") == ["formed"] and words("A line formed.") == ["formed"]
+    assert words("ALL STUDENTS BELOW THE LINE ARE NOT.") == [] and words("HE FIRED HER.") == ["FIRED"]
 
 
 def test_the_trigger_is_the_heads_best_word_that_names_an_event():
