@@ -147,8 +147,10 @@ def main() -> None:
 
     docs = sorted(acc["trigger model"])
     mean = {r: [statistics.fmean(acc[r][d]) for d in docs] for r in acc}
-    print(f"\n{len(docs)} complaints, {sum(len(v) for v in acc['trigger model'].values())} gold triggers; top "
-          f"{args.layers} of {n_layers} layers fine-tuned (or {args.stack} new on top), {args.epochs} epochs; {time.perf_counter() - t0:.0f} s in all\n")
+    trained_how = (f"{args.stack} new layer(s) on the frozen encoder" if args.stack
+                   else f"top {args.layers} of {n_layers} layers fine-tuned")
+    print(f"\n{len(docs)} complaints, {sum(len(v) for v in acc['trigger model'].values())} gold triggers; {trained_how}, "
+          f"{args.epochs} epochs; {time.perf_counter() - t0:.0f} s in all\n")
     print("| rung | types right [95 % CI] | Δ vs trigger model [95 % paired CI] |\n|---|---|---|")
     for r in acc:
         lo, hi = bootstrap_ci(mean[r])
