@@ -338,6 +338,12 @@ def by_style(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _measured(row: dict, key: str) -> bool:
+    """Whether ``row`` has a number for ``key`` (not missing, not NaN)."""
+    v = row.get(key)
+    return v is not None and v == v
+
+
 def ladder(results: list[dict]) -> str:
     """Each row against the row before it on the same complaints: the paired difference of every
     metric with its 95 % paired bootstrap interval (a ladder's rungs, lowest first)."""
@@ -352,7 +358,7 @@ def ladder(results: list[dict]) -> str:
         ok = {x["doc"]: x for x in r["rows"] if not x["failed"]}
         cells = []
         for key, _ in names:
-            has = {d: x for d, x in ok.items() if x.get(key) == x.get(key) and key in x}  # a NaN (no event found) left out
+            has = {d: x for d, x in ok.items() if _measured(x, key)}  # a NaN (no event found) left out
             if not has:
                 cells.append("–")
                 continue
@@ -360,7 +366,7 @@ def ladder(results: list[dict]) -> str:
             if prev is None:
                 cells.append(f"{mean:.3f}")
                 continue
-            docs = [d for d in has if d in prev and prev[d].get(key) == prev[d].get(key) and key in prev[d]]
+            docs = [d for d in has if d in prev and _measured(prev[d], key)]
             d, lo, hi = paired_bootstrap_ci([has[x][key] for x in docs], [prev[x][key] for x in docs])
             cells.append(f"{mean:.3f} ({d:+.3f} [{lo:+.3f}, {hi:+.3f}])")
         lines.append(f"| {r['row']} | " + " | ".join(cells) + " |")

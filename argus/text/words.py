@@ -148,12 +148,11 @@ def event_word(word: str, index: int = 0, upper_sentence: bool = False) -> bool:
 DETERMINERS = frozenset("the a an this these those his its their our my your every".split())
 
 
-def _determiner_before(text: str, prev: tuple[str, int, int], at: int, upper: bool = False) -> bool:
+def _determiner_before(text: str, prev: tuple[str, int, int], at: int, cased: bool) -> bool:
     """Whether the word ``prev`` is a determiner standing right before offset ``at``, as a whole word (not the
-    tail of "Echeverría", which ``WORD`` splits at its accent) and in lower case unless it opens the sentence or
-    the sentence is in capitals (``upper``): "Intern A ended", "Exhibit A" name a person and a document."""
+    tail of "Echeverría", which ``WORD`` splits at its accent) and in lower case unless ``cased`` (it opens the
+    sentence, or the sentence is in capitals): "Intern A ended", "Exhibit A" name a person and a document."""
     word, a, b = prev
-    cased = upper or not text[:a].strip(" \t\n\"“(")
     return ((word in DETERMINERS or (cased and word.lower() in DETERMINERS)) and text[b:at].isspace()
             and (a == 0 or not (text[a - 1].isalnum() or text[a - 1] in "'’-.")))
 
@@ -169,7 +168,8 @@ def event_words(text: str) -> list[tuple[str, int, int]]:
     for i, (w, a, b) in enumerate(words):
         if not event_word(w, i, upper):
             continue
-        if i and _determiner_before(text, words[i - 1], a, upper) and not _is_event_noun(w.strip("'’\"“”").lower()):
+        if i and _determiner_before(text, words[i - 1], a, upper or i == 1) \
+                and not _is_event_noun(w.strip("'’\"“”").lower()):
             continue
         out.append((w, a, b))
     return out

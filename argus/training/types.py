@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from argus.designs.sentence.types import (HEAD_WEIGHT, LEXICON_SMOOTHING, LEXICON_WEIGHT, TRIGGER_TYPE_FEATURES,
-                                          trigger_context, trigger_dense)
+                                          context_entries, trigger_context, trigger_dense)
 from argus.text.words import lemma, word_spans
 
 #: the trigger type model's regularisation (inverse strength), chosen by complaint-grouped cross-validation
@@ -53,12 +53,7 @@ def fit_trigger_types(rows: list[tuple[str, tuple[int, int], str]], encoder: str
     contexts = [trigger_context(text, span[0]) for text, span, _ in rows]
     counts = Counter(name for ctx in contexts for name in ctx)
     vocabulary = {name: j for j, name in enumerate(sorted(n for n, k in counts.items() if k >= min_count))}
-    r, cidx, vals = [], [], []
-    for i, ctx in enumerate(contexts):
-        for name, v in ctx.items():
-            j = vocabulary.get(name)
-            if j is not None:
-                r.append(i), cidx.append(j), vals.append(v)
+    r, cidx, vals = context_entries(contexts, vocabulary)
     sp = sparse.csr_matrix((vals, (r, cidx)), shape=(len(rows), len(vocabulary)))
     dense = trigger_dense([t for t, _, _ in rows], [s for _, s, _ in rows], encoder)
     x = sparse.hstack([sp, sparse.csr_matrix(dense)]).tocsr()

@@ -51,9 +51,11 @@ def types_of_matched(ekg: DocumentEKG, gold: GoldDocument) -> TypeCounts:
             if p.evidence & set(g.evidence):
                 pairs.append((-bool(words & set(g.trigger.lower().split())), -len(p.evidence & set(g.evidence)), p.id, g.id))
     blind: dict[str, str] = {}
+    taken: set[str] = set()
     for _, _, p, g in sorted(pairs):
-        if p not in blind and g not in blind.values():
+        if p not in blind and g not in taken:
             blind[p] = g
+            taken.add(g)
     return TypeCounts(len(align), sum(types.get(p) == gold_types.get(g) for p, g in align.items()),
                       len(blind), sum(types.get(p) == gold_types.get(g) for p, g in blind.items()))
 

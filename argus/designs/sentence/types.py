@@ -134,6 +134,21 @@ def trigger_context(text: str, start: int) -> dict[str, float]:
     return out
 
 
+def context_entries(contexts: list[dict[str, float]], vocabulary: dict[str, int]
+                    ) -> tuple[list[int], list[int], list[float]]:
+    """(row, column, value) of every sparse feature of ``contexts`` (``trigger_context``, one per trigger) that
+    ``vocabulary`` (feature → column) holds: the sparse block the trigger type model is trained and read on."""
+    rows, cols, vals = [], [], []
+    for i, ctx in enumerate(contexts):
+        for name, v in ctx.items():
+            j = vocabulary.get(name)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+                vals.append(v)
+    return rows, cols, vals
+
+
 def trigger_dense(texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded") -> np.ndarray:
     """The dense features of each trigger: its contextual vector (L2-normalized), the sentence's embedding
     and the keyword rules, scaled ``DENSE_SCALE``. The vectors come from the sentence's one pass through the encoder, which the
@@ -169,25 +184,19 @@ class TriggerTypes:
         self.weights, self.bias = w, np.asarray(data["bias"], dtype="float64")
         self.head_weight = float(data.get("head_weight", HEAD_WEIGHT))
 
-    def rows(self, texts: list[str], spans: list[tuple[int, int]], encoder: str) -> np.ndarray:
+    def probs(self, texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded") -> np.ndarray:
+        if not texts:
+            return np.zeros((0, len(self.classes)))
         dense = trigger_dense(texts, spans, encoder)
         if dense.shape[1] != self.dense_dim:
             from argus.errors import ConfigError
 
             raise ConfigError(f"the heads file's trigger type model reads {self.dense_dim} dense features, encoder "
                               f"{encoder!r} gives {dense.shape[1]}: retrain the heads with this encoder")
-        sparse = np.zeros((len(texts), len(self.vocabulary)))
-        for i, (t, (a, _)) in enumerate(zip(texts, spans)):
-            for name, v in trigger_context(t, a).items():
-                j = self.vocabulary.get(name)
-                if j is not None:
-                    sparse[i, j] = v
-        return np.hstack([sparse, dense])
-
-    def probs(self, texts: list[str], spans: list[tuple[int, int]], encoder: str = "embedded") -> np.ndarray:
-        if not texts:
-            return np.zeros((0, len(self.classes)))
-        z = self.rows(texts, spans, encoder) @ self.weights.T + self.bias
+        n = len(self.vocabulary)
+        z = dense @ self.weights[:, n:].T + self.bias
+        rows, cols, vals = context_entries([trigger_context(t, a) for t, (a, _) in zip(texts, spans)], self.vocabulary)
+        np.add.at(z, np.asarray(rows, dtype=int), self.weights[:, cols].T * np.asarray(vals)[:, None])
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
@@ -243,5 +252,5 @@ _MODELS: dict[int, tuple[dict, TriggerTypes]] = {}
 
 
 __all__ = ["BAG_WEIGHT", "CONTEXT_WORDS", "DENSE_SCALE", "HEAD_WEIGHT", "LEXICON_SMOOTHING", "LEXICON_WEIGHT", "RULES", "TRIGGER_TYPE_FEATURES",
-           "TriggerTypes", "lexicon_type", "rule_type", "trigger_context", "trigger_dense", "trigger_types",
+           "TriggerTypes", "context_entries", "lexicon_type", "rule_type", "trigger_context", "trigger_dense", "trigger_types",
            "type_features"]
